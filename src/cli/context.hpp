@@ -1,0 +1,22 @@
+#pragma once
+// What every subcommand shares: output streams and the catalog location. One subcommand per cmd_*.cpp file,
+// each exposing add_<name>_command(), listed in app.cpp.
+#include <iosfwd>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace moesim::cli {
+
+struct Context {
+  std::ostream& out;
+  std::ostream& err;
+  std::string data_dir;  // --data-dir; empty = default (see config/data_dir.hpp)
+};
+
+void add_check_command(CLI::App& app, Context& ctx);
+void add_list_command(CLI::App& app, Context& ctx);
+
+}  // namespace moesim::cli

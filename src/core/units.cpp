@@ -1,0 +1,25 @@
+#include "core/units.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace moesim {
+
+Picoseconds seconds_to_ps(double seconds) { return static_cast<Picoseconds>(std::llround(seconds * kPicosecondsPerSecond)); }
+
+std::string format_seconds(double seconds) {
+  char buf[64];
+  const double a = std::fabs(seconds);
+  if (a >= 1.0) std::snprintf(buf, sizeof buf, "%.3f s", seconds);
+  else if (a >= 1e-3) std::snprintf(buf, sizeof buf, "%.3f ms", seconds * 1e3);
+  else std::snprintf(buf, sizeof buf, "%.3f us", seconds * 1e6);
+  return buf;
+}
+
+std::string format_gib(double bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / kGiB);
+  return buf;
+}
+
+}  // namespace moesim

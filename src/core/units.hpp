@@ -1,0 +1,29 @@
+#pragma once
+// Units used across moesim. Engine time is an integer count of picoseconds so that event ordering is exact
+// and runs are bit-for-bit reproducible; every other quantity is a double in SI base units (bytes, FLOP,
+// bytes per second, FLOP per second). Config files carry explicit unit suffixes (hbm_GBps, latency_ns,
+// hbm_GiB) and are converted to these base units once, when they are read.
+#include <cstdint>
+#include <string>
+
+namespace moesim {
+
+using Picoseconds = std::int64_t;
+
+inline constexpr double kPicosecondsPerSecond = 1e12;
+inline constexpr double kKiB = 1024.0;
+inline constexpr double kMiB = 1024.0 * 1024.0;
+inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+inline constexpr double kGB = 1e9;    // decimal gigabyte (datasheet bandwidths are decimal)
+inline constexpr double kTera = 1e12;
+
+// Rounds to the nearest picosecond; negative and non-finite inputs are the caller's bug.
+Picoseconds seconds_to_ps(double seconds);
+inline constexpr double ps_to_seconds(Picoseconds ps) { return static_cast<double>(ps) / kPicosecondsPerSecond; }
+
+// "1.23 s", "456 ms", "7.8 us": for human-readable reports only.
+std::string format_seconds(double seconds);
+// "12.3 GiB"
+std::string format_gib(double bytes);
+
+}  // namespace moesim

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Configures and builds moesim into build/ (Release-with-debug-info, all cores).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+"$(dirname "$0")/setup.sh"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)"

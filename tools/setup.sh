@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs the Debian packages moesim builds with, if any is missing. Needs root (or sudo) only when installing.
+set -euo pipefail
+pkgs=(g++ cmake make libboost-graph-dev libeigen3-dev libcli11-dev nlohmann-json3-dev doctest-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "moesim setup: installing ${missing[*]}"
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
