@@ -16,6 +16,12 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   app.add_option("--data-dir", ctx.data_dir, "Folder holding models/ and topologies/ (default: $MOESIM_DATA_DIR or the source tree)");
   add_check_command(app, ctx);
   add_list_command(app, ctx);
+  add_fit_command(app, ctx);
+  add_trace_calib_command(app, ctx);
+  add_describe_command(app, ctx);
+  add_memory_command(app, ctx);
+  add_run_command(app, ctx);
+  add_validate_command(app, ctx);
 
   // CLI11 wants argv in reverse order when given a vector.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

@@ -7,6 +7,9 @@
 
 #include "cli/context.hpp"
 #include "config/data_dir.hpp"
+#include "core/did_you_mean.hpp"
+#include "model/model_catalog.hpp"
+#include "topology/system_catalog.hpp"
 
 namespace moesim::cli {
 
@@ -16,14 +19,22 @@ void add_list_command(CLI::App& app, Context& ctx) {
   sub->add_option("what", *what, "models | systems | parts")->required()->check(CLI::IsMember({"models", "systems", "parts"}));
   sub->callback([&ctx, what] {
     const auto root = config::data_dir(ctx.data_dir);
-    std::filesystem::path dir = *what == "models" ? root / "models"
-                                : *what == "systems" ? root / "topologies" / "systems"
-                                                     : root / "topologies" / "parts";
-    std::set<std::string> names;
-    if (std::filesystem::exists(dir))
-      for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
-        if (e.is_regular_file() && e.path().extension() == ".json") names.insert(e.path().stem().string());
-    for (const auto& n : names) ctx.out << n << "\n";
+    if (*what == "models") {  // the model catalog: canonical names with the aliases each one answers to
+      const model::ModelCatalog catalog(root);
+      for (const auto& e : catalog.entries())
+        ctx.out << e.name << (e.aliases.empty() ? "" : "  (aliases: " + join_names(e.aliases) + ")") << "\n";
+      return;
+    }
+    // The topology catalog: systems with the aliases each one answers to; parts as kind/name and description.
+    const auto topo = topology::SystemCatalog::load(root);
+    if (*what == "systems") {
+      for (const auto& name : topo.system_names()) {
+        const auto& aliases = topo.system(name).aliases;
+        ctx.out << name << (aliases.empty() ? "" : "  (aliases: " + join_names(aliases) + ")") << "\n";
+      }
+      return;
+    }
+    for (const auto& p : topo.parts()) ctx.out << p.kind << "/" << p.name << "  " << p.description << "\n";
   });
 }
 

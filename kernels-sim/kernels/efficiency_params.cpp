@@ -1,0 +1,240 @@
+#include "kernels/efficiency_params.hpp"
+
+#include <cmath>
+#include <set>
+#include <tuple>
+
+#include "config/document.hpp"
+#include "config/object_reader.hpp"
+#include "core/error.hpp"
+
+namespace moesim::kernels {
+
+// ---------------------------------------------------------------------------------------------------------------
+// Lookups
+
+namespace {
+[[noreturn]] void missing(const KernelEfficiencyParams& p, const std::string& what) {
+  throw ConfigError({{p.source, "", "no " + what + " in these kernel efficiency parameters"}});
+}
+}  // namespace
+
+const GemmCeiling& KernelEfficiencyParams::gemm_ceiling(Arch a, DType d) const {
+  for (const auto& c : gemm_ceilings)
+    if (c.arch == a && c.dtype == d) return c;
+  missing(*this, "GEMM ceiling for " + to_string(a) + "/" + to_string(d));
+}
+
+const GemmTiling& KernelEfficiencyParams::gemm_tiling(Arch a) const {
+  for (const auto& t : gemm_tilings)
+    if (t.arch == a) return t;
+  missing(*this, "GEMM tiling for " + to_string(a));
+}
+
+const AttentionCurve& KernelEfficiencyParams::attention_curve(Arch a, DType d, bool backward) const {
+  for (const auto& c : attention)
+    if (c.arch == a && c.dtype == d && c.backward == backward) return c;
+  missing(*this, std::string("attention ") + (backward ? "bwd" : "fwd") + " curve for " + to_string(a) + "/" +
+                     to_string(d));
+}
+
+AttentionCurve attention_curve_through(Arch a, DType d, bool backward, double seq_lo, double tf_lo, double seq_hi,
+                                       double tf_hi, double peak, std::string source) {
+  if (!(seq_lo > 0 && seq_lo < seq_hi && tf_lo > 0 && tf_lo < tf_hi && peak > 0))
+    throw InternalError("attention_curve_through needs 0 < seq_lo < seq_hi and 0 < tf_lo < tf_hi");
+  // tf(s) = C s / (s + h). Dividing the two points: r = tf_lo/tf_hi = seq_lo (seq_hi + h) / (seq_hi (seq_lo + h)),
+  // linear in h.
+  const double r = tf_lo / tf_hi;
+  const double h = seq_lo * seq_hi * (1 - r) / (r * seq_hi - seq_lo);
+  const double ceiling = tf_hi * (seq_hi + h) / seq_hi;
+  return AttentionCurve{a, d, backward, ceiling / peak, h, std::move(source)};
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Built-in set. Reference: /work/shared/reference/hardware.md §5 and hardware.json "efficiencies"; source tags
+// [Sn] resolve in hardware.json "sources". Peaks are the datasheet dense figures of hardware.md §1.
+
+KernelEfficiencyParams builtin_kernel_efficiency() {
+  using A = Arch;
+  using D = DType;
+  KernelEfficiencyParams p;
+  p.source = "built-in (kernels-sim/kernels/efficiency_params.cpp, hardware.md §5)";
+
+  p.gemm_ceilings = {
+      {A::hopper, D::bf16, 794.5 / 989.4, "hardware.md §5.1 MAMF H100 SXM BF16 794.5 TF of 989.4 [S2]"},
+      {A::hopper, D::fp8, 1402.6 / 1978.9, "hardware.md §5.1 MAMF H100 SXM FP8 1402.6 TF of 1978.9 [S2]"},
+      {A::hopper, D::fp8_block, 1358.0 / 1978.9,
+       "hardware.md §5.1 DeepGEMM H800 block-scaled FP8, dense M=4096 N=7168 K=16384: 1358 TF [S28]"},
+      {A::blackwell, D::bf16, 1822.0 / 2500.0, "hardware.md §5.1 MAMF GB200 BF16 1822 TF of 2500 [S2]"},
+      {A::blackwell, D::fp8, 3615.6 / 5000.0, "hardware.md §5.1 MAMF GB200 FP8 3615.6 TF of 5000 [S2]"},
+      {A::blackwell, D::fp8_block, 3615.6 / 5000.0,
+       "assumption: MXFP8 = FP8 ceiling (same peak, hardware.md §1 [S32]); no MXFP8 MAMF published"},
+      {A::blackwell, D::fp4, 7627.6 / 10000.0,
+       "hardware.md §5.1 GB200 FP4 cuBLASLt square N=16384: 7627.6 TF of 10000 [S14] (no FP4 MAMF published)"},
+      {A::blackwell_ultra, D::bf16, 1769.0 / 2250.0, "hardware.md §5.1 MAMF B300 BF16 1769 TF of 2250 [S2]"},
+      {A::blackwell_ultra, D::fp8, 3353.3 / 4500.0, "hardware.md §5.1 MAMF B300 FP8 3353.3 TF of 4500 [S2]"},
+      {A::blackwell_ultra, D::fp8_block, 3353.3 / 4500.0, "assumption: MXFP8 = FP8 ceiling (as for blackwell)"},
+      {A::blackwell_ultra, D::fp4, 7627.6 / 10000.0,
+       "assumption: same fraction as GB200 FP4 [S14]; Blackwell Ultra FP4 peak itself is disputed (hardware.md §6)"},
+  };
+
+  p.gemm_tilings = {
+      {A::hopper, 128, 256, 1, "assumption: 128x256 output tile per SM (common Hopper warp-specialised tile)"},
+      {A::blackwell, 256, 256, 2, "assumption: 256x256 tile per SM pair (tcgen05 2-SM MMA)"},
+      {A::blackwell_ultra, 256, 256, 2, "assumption: as blackwell"},
+  };
+
+  // DeepGEMM masked grouped GEMM on H800, N=4096 K=7168 [S28]: 1 group x 1024 rows 1233 TF, 4 x 256 rows 932 TF.
+  // Both fill 128 tiles of 128x256 (one wave on 132 SMs), so the time ratio 1233/932 is all per-expert overhead:
+  // (1024 + 4h) / (1024 + h) = 1233/932  =>  h = 123.5 rows.
+  p.grouped_gemm_overhead_rows = 123.5;
+
+  // DeepGEMM M=64 decode GEMMs are memory-bound at up to 2.7 TB/s on H800 (3.35 TB/s datasheet) [S28].
+  p.hbm_fraction = 2.7 / 3.35;
+  // assumption: fixed device time per kernel (ramp-up, tail, grid launch on the GPU side). Host launch cost is
+  // modelled by the engine, not here.
+  p.kernel_fixed_s = 2e-6;
+
+  // cuDNN SDPA, GQA 64/8, hd128, seq 4k-32k [S32] (hardware.md §5.2): each range is read as (value at 4k, value at
+  // 32k) — assumption: throughput rises with sequence length — and the curve passes through both exactly.
+  const std::string s32 = "hardware.md §5.2 cuDNN SDPA GQA 64/8 hd128, ";
+  auto through = [](A a, D d, bool bwd, double lo, double hi, double peak, std::string src) {
+    return attention_curve_through(a, d, bwd, 4096, lo, 32768, hi, peak, std::move(src));
+  };
+  p.attention = {
+      through(A::hopper, D::bf16, false, 591, 702, 989.4, s32 + "H200 BF16 fwd 591-702 TF [S32]"),
+      through(A::hopper, D::bf16, true, 474, 612, 989.4, s32 + "H200 BF16 bwd 474-612 TF [S32]"),
+      through(A::hopper, D::fp8, false, 854, 1062, 1978.9, s32 + "H200 FP8 fwd 854-1062 TF [S32]"),
+      through(A::hopper, D::fp8, true, 474, 612, 1978.9,
+              "assumption: Hopper FP8 bwd = BF16 bwd throughput (474-612 TF [S32]); GB200 FP8 bwd is only 3-26% "
+              "above BF16 bwd [S32]"),
+      through(A::hopper, D::fp8_block, false, 854, 1062, 1978.9, "assumption: = Hopper FP8 fwd [S32]"),
+      through(A::hopper, D::fp8_block, true, 474, 612, 1978.9, "assumption: = Hopper FP8 bwd (see above)"),
+      through(A::blackwell, D::bf16, false, 1334, 1701, 2500, s32 + "GB200 BF16 fwd 1334-1701 TF [S32]"),
+      through(A::blackwell, D::bf16, true, 1131, 1434, 2500, s32 + "GB200 BF16 bwd 1131-1434 TF [S32]"),
+      through(A::blackwell, D::fp8, false, 1801, 2221, 5000, s32 + "GB200 FP8 fwd 1801-2221 TF [S32]"),
+      through(A::blackwell, D::fp8, true, 1166, 1805, 5000, s32 + "GB200 FP8 bwd 1166-1805 TF [S32]"),
+      through(A::blackwell, D::fp8_block, false, 1716, 2143, 5000, s32 + "GB200 MXFP8 fwd 1716-2143 TF [S32]"),
+      through(A::blackwell, D::fp8_block, true, 1166, 1805, 5000, "assumption: MXFP8 bwd = GB200 FP8 bwd [S32]"),
+      through(A::blackwell_ultra, D::bf16, false, 1672, 2014, 2500, s32 + "GB300 BF16 fwd 1672-2014 TF [S32]"),
+      through(A::blackwell_ultra, D::bf16, true, 1195, 1559, 2500, s32 + "GB300 BF16 bwd 1195-1559 TF [S32]"),
+      through(A::blackwell_ultra, D::fp8, false, 2324, 3157, 5000, s32 + "GB300 FP8 fwd 2324-3157 TF [S32]"),
+      through(A::blackwell_ultra, D::fp8, true, 1309, 1926, 5000, s32 + "GB300 FP8 bwd 1309-1926 TF [S32]"),
+      through(A::blackwell_ultra, D::fp8_block, false, 2324, 3157, 5000, "assumption: MXFP8 fwd = GB300 FP8 fwd [S32]"),
+      through(A::blackwell_ultra, D::fp8_block, true, 1309, 1926, 5000, "assumption: MXFP8 bwd = GB300 FP8 bwd [S32]"),
+  };
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// JSON
+
+namespace {
+
+using config::Bound;
+using config::Json;
+using config::ObjectReader;
+
+bool in_unit_interval(ObjectReader& r, const char* key, double v) {
+  if (v > 1.0) {
+    r.error(key, "must be a fraction in (0, 1], got " + std::to_string(v));
+    return false;
+  }
+  return true;
+}
+
+KernelEfficiencyParams read(const config::Document& doc, Diagnostics& diags) {
+  KernelEfficiencyParams p;
+  ObjectReader root(doc, diags);
+  p.source = root.string("source");
+  p.hbm_fraction = root.number("hbm_fraction");
+  in_unit_interval(root, "hbm_fraction", p.hbm_fraction);
+  p.kernel_fixed_s = root.number("kernel_fixed_us", Bound::non_negative) * 1e-6;
+  p.grouped_gemm_overhead_rows = root.number("grouped_gemm_overhead_rows", Bound::non_negative);
+
+  std::set<std::pair<std::string, std::string>> seen_ceiling;
+  for (auto& r : root.objects("gemm_ceilings")) {
+    GemmCeiling c;
+    const std::string a = r.choice("arch", arch_names()), d = r.choice("dtype", dtype_names());
+    c.arch = parse_arch(a);
+    c.dtype = parse_dtype(d);
+    c.fraction = r.number("fraction");
+    in_unit_interval(r, "fraction", c.fraction);
+    c.source = r.string("source");
+    if (!seen_ceiling.insert({a, d}).second) r.error("", "second GEMM ceiling for " + a + "/" + d);
+    p.gemm_ceilings.push_back(std::move(c));
+  }
+  std::set<std::string> seen_tiling;
+  for (auto& r : root.objects("gemm_tilings")) {
+    GemmTiling t;
+    const std::string a = r.choice("arch", arch_names());
+    t.arch = parse_arch(a);
+    t.tile_m = static_cast<int>(r.integer("tile_m"));
+    t.tile_n = static_cast<int>(r.integer("tile_n"));
+    t.sms_per_tile = static_cast<int>(r.integer("sms_per_tile"));
+    t.source = r.string("source");
+    if (!seen_tiling.insert(a).second) r.error("", "second GEMM tiling for " + a);
+    p.gemm_tilings.push_back(std::move(t));
+  }
+  std::set<std::tuple<std::string, std::string, std::string>> seen_attention;
+  for (auto& r : root.objects("attention")) {
+    AttentionCurve c;
+    const std::string a = r.choice("arch", arch_names()), d = r.choice("dtype", dtype_names());
+    const std::string pass = r.choice("pass", {"fwd", "bwd"});
+    c.arch = parse_arch(a);
+    c.dtype = parse_dtype(d);
+    c.backward = pass == "bwd";
+    c.ceiling_fraction = r.number("ceiling_fraction");
+    in_unit_interval(r, "ceiling_fraction", c.ceiling_fraction);
+    c.half_seq = r.number("half_seq", Bound::non_negative);
+    c.source = r.string("source");
+    if (!seen_attention.insert({a, d, pass}).second) r.error("", "second attention curve for " + a + "/" + d + "/" + pass);
+    p.attention.push_back(std::move(c));
+  }
+  return p;
+}
+
+KernelEfficiencyParams finish(const config::Document& doc, Diagnostics& diags) {
+  diags.throw_if_any();  // parse / open errors: nothing to read
+  KernelEfficiencyParams p = read(doc, diags);  // readers finish (unknown keys) when they go out of scope
+  diags.throw_if_any();
+  return p;
+}
+
+}  // namespace
+
+KernelEfficiencyParams load_kernel_efficiency_params(const std::filesystem::path& file) {
+  Diagnostics diags;
+  const config::Document doc = config::load_file(file, diags);
+  return finish(doc, diags);
+}
+
+KernelEfficiencyParams parse_kernel_efficiency_params(const std::string& json_text, const std::string& name) {
+  Diagnostics diags;
+  const config::Document doc = config::parse_text(json_text, name, diags);
+  return finish(doc, diags);
+}
+
+std::string to_json_text(const KernelEfficiencyParams& p) {
+  Json j;
+  j["source"] = p.source;
+  j["hbm_fraction"] = p.hbm_fraction;
+  j["kernel_fixed_us"] = p.kernel_fixed_s * 1e6;
+  j["grouped_gemm_overhead_rows"] = p.grouped_gemm_overhead_rows;
+  j["gemm_ceilings"] = Json::array();
+  for (const auto& c : p.gemm_ceilings)
+    j["gemm_ceilings"].push_back(
+        {{"arch", to_string(c.arch)}, {"dtype", to_string(c.dtype)}, {"fraction", c.fraction}, {"source", c.source}});
+  j["gemm_tilings"] = Json::array();
+  for (const auto& t : p.gemm_tilings)
+    j["gemm_tilings"].push_back({{"arch", to_string(t.arch)}, {"tile_m", t.tile_m}, {"tile_n", t.tile_n},
+                                 {"sms_per_tile", t.sms_per_tile}, {"source", t.source}});
+  j["attention"] = Json::array();
+  for (const auto& c : p.attention)
+    j["attention"].push_back({{"arch", to_string(c.arch)}, {"dtype", to_string(c.dtype)},
+                              {"pass", c.backward ? "bwd" : "fwd"}, {"ceiling_fraction", c.ceiling_fraction},
+                              {"half_seq", c.half_seq}, {"source", c.source}});
+  return j.dump(2);
+}
+
+}  // namespace moesim::kernels

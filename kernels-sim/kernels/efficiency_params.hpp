@@ -1,0 +1,79 @@
+#pragma once
+// KernelEfficiencyParams: every calibration constant of the roofline kernel cost model, as plain data. The
+// built-in set (builtin_kernel_efficiency) takes each figure from /work/shared/reference/hardware.md §5 with its
+// source; a JSON file of the same shape (load_kernel_efficiency_params) can replace it, which is how fitted
+// coefficients from kernels/fit/ or a hand-edited set for a new GPU plug in without code changes.
+//
+// JSON shape (all keys required, unknown keys are errors; every row names its source):
+//   { "source": "...", "hbm_fraction": 0.8, "kernel_fixed_us": 2.0, "grouped_gemm_overhead_rows": 123.5,
+//     "gemm_ceilings": [ {"arch": "hopper", "dtype": "bf16", "fraction": 0.803, "source": "..."} ],
+//     "gemm_tilings":  [ {"arch": "hopper", "tile_m": 128, "tile_n": 256, "sms_per_tile": 1, "source": "..."} ],
+//     "attention":     [ {"arch": "hopper", "dtype": "bf16", "pass": "fwd", "ceiling_fraction": 0.73,
+//                         "half_seq": 903, "source": "..."} ] }
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "kernels/device_rates.hpp"
+
+namespace moesim::kernels {
+
+// Best achieved fraction of the dtype's dense peak for a large, well-shaped GEMM (MAMF / peak).
+struct GemmCeiling {
+  Arch arch = Arch::hopper;
+  DType dtype = DType::bf16;
+  double fraction = 0;
+  std::string source;
+};
+
+// Output tile a GEMM kernel assigns to one unit of `sms_per_tile` SMs; sets wave quantisation and padding.
+struct GemmTiling {
+  Arch arch = Arch::hopper;
+  int tile_m = 0, tile_n = 0, sms_per_tile = 1;
+  std::string source;
+};
+
+// Attention efficiency by key length s: fraction(s) = ceiling_fraction * s / (s + half_seq), of the dtype's peak.
+struct AttentionCurve {
+  Arch arch = Arch::hopper;
+  DType dtype = DType::bf16;
+  bool backward = false;
+  double ceiling_fraction = 0;
+  double half_seq = 0;
+  std::string source;
+  double fraction_at(double seq) const { return ceiling_fraction * seq / (seq + half_seq); }
+};
+
+struct KernelEfficiencyParams {
+  std::string source;  // where this set came from: "built-in (hardware.md §5)" or the file it was read from
+  std::vector<GemmCeiling> gemm_ceilings;
+  std::vector<GemmTiling> gemm_tilings;
+  // Grouped GEMM: every non-empty expert costs this many extra rows of work (its weights are loaded and its tile
+  // pipeline filled once per expert), so an expert of m rows (a tile multiple) runs at m / (m + overhead) of the
+  // dense-GEMM rate.
+  double grouped_gemm_overhead_rows = 0;
+  std::vector<AttentionCurve> attention;
+  double hbm_fraction = 0;    // achieved fraction of datasheet HBM bandwidth for streaming kernels
+  double kernel_fixed_s = 0;  // device time every kernel pays regardless of size (ramp-up and tail)
+
+  // Lookups; a missing row is a ConfigError naming `source` and the (arch, dtype) asked for.
+  const GemmCeiling& gemm_ceiling(Arch a, DType d) const;
+  const GemmTiling& gemm_tiling(Arch a) const;
+  const AttentionCurve& attention_curve(Arch a, DType d, bool backward) const;
+};
+
+// The curve through two published points (throughput tf_lo at seq_lo, tf_hi at seq_hi, same peak), solved
+// exactly for ceiling and half_seq. Throws InternalError unless tf_lo < tf_hi and seq_lo < seq_hi.
+AttentionCurve attention_curve_through(Arch a, DType d, bool backward, double seq_lo, double tf_lo, double seq_hi,
+                                       double tf_hi, double peak, std::string source);
+
+// The built-in set, every figure from /work/shared/reference/hardware.md §5 (see kernels-sim/README.md table).
+KernelEfficiencyParams builtin_kernel_efficiency();
+
+// Strict JSON reading (all problems of the file in one ConfigError, exit code 2).
+KernelEfficiencyParams load_kernel_efficiency_params(const std::filesystem::path& file);
+KernelEfficiencyParams parse_kernel_efficiency_params(const std::string& json_text, const std::string& name);
+// The same shape back as JSON text (so fitted sets can be written and round-tripped).
+std::string to_json_text(const KernelEfficiencyParams& p);
+
+}  // namespace moesim::kernels

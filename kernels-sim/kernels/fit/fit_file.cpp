@@ -1,0 +1,137 @@
+#include "kernels/fit/fit_file.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "config/document.hpp"
+#include "config/object_reader.hpp"
+
+namespace moesim::kernels::fit {
+namespace {
+
+using config::Bound;
+using config::Json;
+using config::ObjectReader;
+
+Json peaks_json(const GpuPeaks& p) {
+  return {{"key", p.key},           {"bf16_tflops", p.bf16_tflops}, {"fp8_tflops", p.fp8_tflops},
+          {"mxfp8_tflops", p.mxfp8_tflops}, {"hbm_tbps", p.hbm_tbps}, {"sm_count", p.sm_count},
+          {"source", p.source}};
+}
+
+GpuPeaks read_peaks(ObjectReader r) {
+  GpuPeaks p;
+  p.key = r.string("key");
+  p.bf16_tflops = r.number("bf16_tflops");
+  p.fp8_tflops = r.number("fp8_tflops", Bound::non_negative);
+  p.mxfp8_tflops = r.number("mxfp8_tflops", Bound::non_negative);
+  p.hbm_tbps = r.number("hbm_tbps");
+  p.sm_count = static_cast<int>(r.integer("sm_count"));
+  p.source = r.string("source");
+  return p;
+}
+
+FamilyFit read_family(ObjectReader& r) {
+  FamilyFit f;
+  f.family = r.string("family");
+  f.kernel = r.string("kernel");
+  f.dtype = r.string("dtype");
+  f.model = r.choice("model", {"gemm", "grouped_gemm", "attention", "memory_bound"});
+  f.n = r.integer("n");
+  f.r2 = r.number("r2", Bound::any);
+  f.median_rel_error = r.number("median_rel_error", Bound::non_negative);
+  f.max_rel_error = r.number("max_rel_error", Bound::non_negative);
+  for (auto& c : r.objects("coefficients")) {
+    Coefficient k;
+    k.name = c.string("name");
+    k.unit = c.string("unit");
+    k.definition = c.string("definition");
+    k.value = c.number("value", Bound::non_negative);  // a fit with a negative coefficient is never written
+    f.coefficients.push_back(std::move(k));
+  }
+  return f;
+}
+
+}  // namespace
+
+double FamilyFit::predict_us(const std::vector<double>& features) const {
+  if (features.size() != coefficients.size())
+    throw InternalError("fit " + family + " has " + std::to_string(coefficients.size()) + " coefficients, got " +
+                        std::to_string(features.size()) + " features");
+  double t = 0;
+  for (std::size_t i = 0; i < features.size(); ++i) t += coefficients[i].value * features[i];
+  return t;
+}
+
+const FamilyFit* FitFile::find(const std::string& family) const {
+  for (const auto& f : families)
+    if (f.family == family) return &f;
+  return nullptr;
+}
+
+std::string write_fit_file(const FitFile& fit) {
+  Json j = Json::object();
+  j["schema"] = fit_schema;
+  j["gpu"] = fit.gpu;
+  j["peaks"] = peaks_json(fit.peaks);
+  j["data_hash"] = fit.data_hash;
+  j["inputs"] = fit.inputs;
+  j["records"] = fit.records;
+  j["families"] = Json::array();
+  for (const auto& f : fit.families) {
+    Json coeffs = Json::array();
+    for (const auto& c : f.coefficients)
+      coeffs.push_back({{"name", c.name}, {"unit", c.unit}, {"definition", c.definition}, {"value", c.value}});
+    j["families"].push_back({{"family", f.family},
+                             {"kernel", f.kernel},
+                             {"dtype", f.dtype},
+                             {"model", f.model},
+                             {"n", f.n},
+                             {"r2", f.r2},
+                             {"median_rel_error", f.median_rel_error},
+                             {"max_rel_error", f.max_rel_error},
+                             {"coefficients", coeffs}});
+  }
+  j["skipped"] = Json::array();
+  for (const auto& s : fit.skipped) j["skipped"].push_back({{"family", s.family}, {"n", s.n}, {"reason", s.reason}});
+  return j.dump(2) + "\n";
+}
+
+namespace {
+FitFile from_document(const config::Document& doc) {
+  Diagnostics diags;
+  FitFile fit;
+  {
+    ObjectReader r(doc, diags);
+    const std::string schema = r.string("schema");
+    if (!schema.empty() && schema != fit_schema)
+      r.error("schema", "expected \"" + std::string(fit_schema) + "\", got \"" + schema + "\"");
+    fit.gpu = r.string("gpu");
+    fit.peaks = read_peaks(r.object("peaks"));
+    fit.data_hash = r.string("data_hash");
+    fit.inputs = r.strings_or("inputs", {});
+    fit.records = r.integer("records", Bound::non_negative);
+    for (auto& f : r.objects("families")) fit.families.push_back(read_family(f));
+    for (auto& s : r.objects("skipped")) {
+      SkippedFamily k;
+      k.family = s.string("family");
+      k.n = s.integer("n", Bound::non_negative);
+      k.reason = s.string("reason");
+      fit.skipped.push_back(std::move(k));
+    }
+  }
+  diags.throw_if_any();
+  return fit;
+}
+
+}  // namespace
+
+FitFile parse_fit_file(const std::string& text, const std::string& name) {
+  Diagnostics diags;
+  const config::Document doc = config::parse_text(text, name, diags);
+  diags.throw_if_any();
+  return from_document(doc);
+}
+
+FitFile read_fit_file(const std::filesystem::path& path) { return from_document(config::load_file_or_throw(path)); }
+
+}  // namespace moesim::kernels::fit

@@ -1,0 +1,28 @@
+#pragma once
+// Least-squares fitting of the kernel cost-model families (features.hpp) to calibration records.
+//
+// Each family is fitted separately by weighted linear least squares with weights 1/measured time, i.e. it
+// minimises the sum of squared *relative* errors, so microsecond kernels count as much as millisecond ones.
+// A fit is refused (ConfigError, exit code 2) when the data implies something unphysical:
+//   - a negative coefficient (a kernel that gets faster with more work or more bytes),
+//   - a measurement faster than its roofline bound max(flops/peak, bytes/hbm_bw) by more than
+//     `roofline_tolerance` (the peak table, the byte count or the record is wrong),
+//   - records from more than one GPU, or a GPU missing from the peak table.
+// Families with too few records (fewer than coefficients + min_extra_records) or whose features the data
+// does not pin down (rank-deficient design) are skipped and listed with the reason, not guessed.
+#include <string>
+#include <vector>
+
+#include "kernels/fit/fit_file.hpp"
+#include "kernels/fit/record.hpp"
+
+namespace moesim::kernels::fit {
+
+struct FitOptions {
+  double roofline_tolerance = 0.05;  // a record may beat its roofline bound by at most 5% (clock boost, noise)
+  int min_extra_records = 2;         // records needed beyond the number of coefficients
+};
+
+FitFile fit_calibration(const CalibrationData& data, const FitOptions& options = {});
+
+}  // namespace moesim::kernels::fit

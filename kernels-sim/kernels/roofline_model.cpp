@@ -1,0 +1,120 @@
+#include "kernels/roofline_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace moesim::kernels {
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+int units_of(const GemmTiling& t, int sms) { return std::max(1, sms / std::max(1, t.sms_per_tile)); }
+
+// Tensor-core work a (grouped) GEMM occupies, in FLOP at the ceiling rate: whole waves of tiles, plus the
+// per-expert overhead rows. `rows` holds one entry per expert (one entry for a dense GEMM, with no overhead).
+double occupied_flops(const std::vector<std::int64_t>& rows, std::int64_t n, std::int64_t k, const GemmTiling& t,
+                      int sms, double overhead_rows_per_group) {
+  const std::int64_t tiles_n = ceil_div(n, t.tile_n);
+  std::int64_t tiles = 0;
+  double overhead_rows = 0;
+  for (auto m : rows) {
+    if (m <= 0) continue;
+    tiles += ceil_div(m, t.tile_m) * tiles_n;
+    overhead_rows += overhead_rows_per_group;
+  }
+  if (tiles == 0) return 0;
+  const std::int64_t units = units_of(t, sms);
+  const double waves = static_cast<double>(ceil_div(tiles, units));
+  const double per_tile = 2.0 * t.tile_m * t.tile_n * static_cast<double>(k);
+  return waves * static_cast<double>(units) * per_tile +
+         2.0 * overhead_rows * static_cast<double>(tiles_n * t.tile_n) * static_cast<double>(k);
+}
+
+double attention_keys(const AttentionShape& a) {
+  const double skv = static_cast<double>(a.seq_kv);
+  return a.window > 0 ? std::min(skv, static_cast<double>(a.window)) : skv;
+}
+
+// Peak FLOP/s of the datapath the kernel runs on (1 for memory-bound kernels, which have no compute term).
+double math_peak(const Kernel& k, const DeviceRates& d) {
+  struct V {
+    const DeviceRates& d;
+    double operator()(const Gemm& g) const { return d.peak_flops(g.dtype); }
+    double operator()(const GroupedGemm& g) const { return d.peak_flops(g.dtype); }
+    double operator()(const AttentionFwd& a) const { return d.peak_flops(a.dtype); }
+    double operator()(const AttentionBwd& a) const { return d.peak_flops(a.dtype); }
+    double operator()(const MemoryBound&) const { return 1.0; }
+  };
+  return std::visit(V{d}, k);
+}
+
+void check_shape(bool ok, const Kernel& k) {
+  if (!ok) throw InternalError("kernel with a negative dimension: " + describe(k));
+}
+
+}  // namespace
+
+double gemm_tile_utilization(std::int64_t m, std::int64_t n, const GemmTiling& tiling, int sms) {
+  if (m <= 0 || n <= 0) return 0;
+  const double useful = 2.0 * static_cast<double>(m) * static_cast<double>(n);
+  return useful / occupied_flops({m}, n, 1, tiling, sms, 0);
+}
+
+RooflineKernelCostModel::RooflineKernelCostModel(KernelEfficiencyParams params) : params_(std::move(params)) {}
+
+std::string RooflineKernelCostModel::name() const { return "roofline (" + params_.source + ")"; }
+
+double RooflineKernelCostModel::seconds(const Kernel& kernel, const DeviceRates& device) const {
+  return explain(kernel, device).seconds;
+}
+
+KernelTimeBreakdown RooflineKernelCostModel::explain(const Kernel& kernel, const DeviceRates& device) const {
+  validate(device);
+  KernelTimeBreakdown b;
+  b.fixed_s = params_.kernel_fixed_s;
+  b.memory_s = hbm_bytes(kernel) / (device.hbm_Bps * params_.hbm_fraction);
+  const double work = flops(kernel);
+
+  struct Compute {
+    const KernelEfficiencyParams& p;
+    const DeviceRates& d;
+    const Kernel& kernel;
+    // Seconds of tensor-core time.
+    double operator()(const Gemm& g) const {
+      check_shape(g.m >= 0 && g.n >= 0 && g.k >= 0, kernel);
+      if (g.m == 0 || g.n == 0 || g.k == 0) return 0;
+      const double occupied = occupied_flops({g.m}, g.n, g.k, p.gemm_tiling(d.arch), d.sms, 0);
+      return occupied / (d.peak_flops(g.dtype) * p.gemm_ceiling(d.arch, g.dtype).fraction);
+    }
+    double operator()(const GroupedGemm& g) const {
+      check_shape(g.n >= 0 && g.k >= 0, kernel);
+      for (auto t : g.tokens_per_expert) check_shape(t >= 0, kernel);
+      if (g.n == 0 || g.k == 0) return 0;
+      const double occupied =
+          occupied_flops(g.tokens_per_expert, g.n, g.k, p.gemm_tiling(d.arch), d.sms, p.grouped_gemm_overhead_rows);
+      if (occupied == 0) return 0;
+      return occupied / (d.peak_flops(g.dtype) * p.gemm_ceiling(d.arch, g.dtype).fraction);
+    }
+    double attention(const AttentionShape& a, bool backward) const {
+      check_shape(a.batch >= 0 && a.heads >= 0 && a.seq_q >= 0 && a.seq_kv >= 0 && a.d_qk >= 0 && a.d_v >= 0, kernel);
+      const double w = flops(kernel);
+      if (w == 0) return 0;
+      const double eff = p.attention_curve(d.arch, a.dtype, backward).fraction_at(attention_keys(a));
+      return w / (d.peak_flops(a.dtype) * eff);
+    }
+    double operator()(const AttentionFwd& a) const { return attention(a, false); }
+    double operator()(const AttentionBwd& a) const { return attention(a, true); }
+    double operator()(const MemoryBound& m) const {
+      if (!(m.bytes >= 0)) throw InternalError("memory-bound kernel \"" + m.name + "\" with negative bytes");
+      return 0;
+    }
+  };
+  b.compute_s = std::visit(Compute{params_, device, kernel}, kernel);
+  if (b.compute_s > 0) b.efficiency = work / (b.compute_s * math_peak(kernel, device));
+  b.seconds = b.fixed_s + std::max(b.compute_s, b.memory_s);
+  return b;
+}
+
+}  // namespace moesim::kernels

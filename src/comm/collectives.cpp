@@ -1,0 +1,154 @@
+#include "comm/collectives.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace moesim::comm {
+namespace {
+
+struct Terms {
+  double latency = 0, bandwidth = 0;
+};
+
+double ring_bandwidth(const GroupShape& g, double size, const Fabric& f) {
+  const double up = f.scale_up.bandwidth_Bps * f.efficiency.ring_scale_up.at(size);
+  if (g.single_domain()) return up;
+  return std::min(up, f.scale_out.bandwidth_Bps * f.efficiency.ring_scale_out.at(size));
+}
+
+// One pass of a ring over n ranks on N domains: n-1 steps, N-1 of them across domains.
+double ring_pass_latency(const GroupShape& g, const Fabric& f) {
+  const int n = g.ranks, N = g.domains();
+  return (n - N) * f.scale_up.step_latency_s + (N - 1) * f.scale_out.step_latency_s;
+}
+
+[[noreturn]] void unsupported(const CollectiveSpec& s, const char* why) {
+  throw InfeasibleError(to_string(s.op) + " with algorithm " + to_string(s.algorithm) + ": " + why);
+}
+
+Terms terms(const CollectiveSpec& s, const Fabric& f) {
+  const GroupShape& g = s.group;
+  const int n = g.ranks, N = g.domains();
+  const double S = s.bytes;
+  switch (s.op) {
+    case Collective::all_gather:
+    case Collective::reduce_scatter:
+      if (s.algorithm == Algorithm::ring)
+        return {f.base_latency_s + ring_pass_latency(g, f), (n - 1.0) / n * S / ring_bandwidth(g, S, f)};
+      if (s.algorithm == Algorithm::nvls) {
+        if (!g.single_domain()) unsupported(s, "NVLS needs the whole group in one NVSwitch domain");
+        if (s.op == Collective::reduce_scatter) unsupported(s, "NVLS reduce-scatter is not modelled");
+        return {f.nvls_latency_s, (n - 1.0) / n * S / (f.scale_up.bandwidth_Bps * f.efficiency.nvls.at(S))};
+      }
+      unsupported(s, "use ring or nvls");
+    case Collective::all_reduce:
+      if (s.algorithm == Algorithm::ring)
+        return {f.base_latency_s + 2 * ring_pass_latency(g, f), 2 * (n - 1.0) / n * S / ring_bandwidth(g, S, f)};
+      if (s.algorithm == Algorithm::tree) {
+        const int per_domain = std::min(g.ranks_per_domain, n);
+        const double up = f.scale_up.bandwidth_Bps * f.efficiency.ring_scale_up.at(S);
+        double bw = S / up;
+        double lat = (per_domain - 1) * f.scale_up.step_latency_s;
+        if (N > 1) {
+          bw = std::max(bw, S / (per_domain * f.scale_out.bandwidth_Bps * f.efficiency.ring_scale_out.at(S)));
+          lat += std::ceil(std::log2(static_cast<double>(N))) * f.scale_out.step_latency_s;
+        }
+        return {f.base_latency_s + 2 * lat, bw};
+      }
+      if (s.algorithm == Algorithm::nvls) {
+        if (!g.single_domain()) unsupported(s, "NVLS needs the whole group in one NVSwitch domain");
+        return {f.nvls_latency_s, S / (f.scale_up.bandwidth_Bps * f.efficiency.nvls.at(S))};
+      }
+      unsupported(s, "use ring, tree or nvls");
+    case Collective::all_to_all: {
+      if (s.algorithm != Algorithm::direct) unsupported(s, "all-to-all is direct");
+      const WireBytes w = wire_bytes(s);
+      const double up = w.scale_up / (f.scale_up.bandwidth_Bps * f.efficiency.alltoall_scale_up.at(S));
+      const double out =
+          w.scale_out > 0 ? w.scale_out / (f.scale_out.bandwidth_Bps * f.efficiency.alltoall_scale_out.at(S)) : 0;
+      return {f.base_latency_s + (N > 1 ? f.scale_out.step_latency_s : f.scale_up.step_latency_s), std::max(up, out)};
+    }
+    case Collective::send_recv: {
+      if (s.algorithm != Algorithm::direct) unsupported(s, "send/recv is direct");
+      if (g.single_domain())
+        return {f.scale_up.step_latency_s, S / (f.scale_up.bandwidth_Bps * f.efficiency.ring_scale_up.at(S))};
+      return {f.scale_out.step_latency_s, S / (f.scale_out.bandwidth_Bps * f.efficiency.ring_scale_out.at(S))};
+    }
+  }
+  throw InternalError("collective_cost: bad collective");
+}
+
+}  // namespace
+
+std::string to_string(Collective c) {
+  switch (c) {
+    case Collective::all_gather: return "all_gather";
+    case Collective::reduce_scatter: return "reduce_scatter";
+    case Collective::all_reduce: return "all_reduce";
+    case Collective::all_to_all: return "all_to_all";
+    case Collective::send_recv: return "send_recv";
+  }
+  return "?";
+}
+
+std::string to_string(Algorithm a) {
+  switch (a) {
+    case Algorithm::ring: return "ring";
+    case Algorithm::tree: return "tree";
+    case Algorithm::nvls: return "nvls";
+    case Algorithm::direct: return "direct";
+  }
+  return "?";
+}
+
+double busbw_factor(Collective op, int n) {
+  switch (op) {
+    case Collective::all_reduce: return 2.0 * (n - 1) / n;
+    case Collective::all_gather:
+    case Collective::reduce_scatter:
+    case Collective::all_to_all: return (n - 1.0) / n;
+    case Collective::send_recv: return 1.0;
+  }
+  return 1.0;
+}
+
+WireBytes wire_bytes(const CollectiveSpec& s) {
+  validate(s.group);
+  const GroupShape& g = s.group;
+  const double n = g.ranks, N = g.domains(), S = s.bytes;
+  const double per_domain = std::min<double>(g.ranks_per_domain, n);
+  // Share of a ring's hops that cross domains: N of n when the ring spans N > 1 domains.
+  const double cross = N > 1 ? N / n : 0.0;
+  auto split = [&](double total, double out_share) { return WireBytes{total * (1 - out_share), total * out_share}; };
+  switch (s.op) {
+    case Collective::all_gather:
+    case Collective::reduce_scatter:
+      if (s.algorithm == Algorithm::nvls) return {S / n, 0};
+      return split((n - 1) / n * S, cross);
+    case Collective::all_reduce:
+      if (s.algorithm == Algorithm::nvls) return {S, 0};
+      if (s.algorithm == Algorithm::tree)  // reduce up and broadcast down: each rank sends about S twice
+        return {2 * S * (per_domain - 1) / per_domain, N > 1 ? 2 * S / per_domain * (N - 1) / N : 0};
+      return split(2 * (n - 1) / n * S, cross);
+    case Collective::all_to_all: return {S * (per_domain - 1) / n, S * (n - per_domain) / n};
+    case Collective::send_recv: return g.single_domain() ? WireBytes{S, 0} : WireBytes{0, S};
+  }
+  return {};
+}
+
+CollectiveCost collective_cost(const CollectiveSpec& spec, const Fabric& fabric) {
+  validate(spec.group);
+  if (spec.bytes < 0) throw InternalError("collective with negative bytes");
+  CollectiveCost c;
+  if (spec.group.ranks == 1 && spec.op != Collective::send_recv) return c;  // nothing to exchange
+  const Terms t = terms(spec, fabric);
+  c.latency_s = t.latency;
+  c.bandwidth_s = t.bandwidth;
+  c.seconds = t.latency + t.bandwidth;
+  c.sent = wire_bytes(spec);
+  return c;
+}
+
+}  // namespace moesim::comm

@@ -1,0 +1,59 @@
+#pragma once
+// Closed-form costs of NCCL-style collectives over one process group.
+//
+// Model (NCCL's own tuner shape, moe-modeling.md §4.6 and hardware.md §5.3 [S21]):
+//   time = latency + wire bytes on the bottleneck link class / (nominal bandwidth x achieved efficiency(size))
+// Ring all-gather / reduce-scatter of S (the full, gathered size; nccl-tests convention), n ranks on N domains:
+//   latency = base + (n - N) a_up + (N - 1) a_out;   bandwidth term = (n-1)/n S / B_ring
+// Ring all-reduce of S: twice both terms (2(n-1) steps, 2(n-1)/n S). B_ring = B_up e_up(S) in one domain, else
+//   min(B_up e_up(S), B_out e_out(S)): a flat ring runs at its slowest hop.
+// Tree all-reduce: chain inside each domain, binary tree across domains, pipelined:
+//   latency = base + 2 ((g-1) a_up + ceil(log2 N) a_out); bandwidth term = max(S / B_up e, S / (g B_out e)).
+// NVLS (NVLink SHARP, one NVSwitch domain only): latency = nvls_latency;
+//   all-reduce S / (B_up e_nvls(S)); all-gather (n-1)/n S / (B_up e_nvls(S)).
+// All-to-all (NCCL direct, S = bytes each rank sends including its own share, spread evenly):
+//   latency = base + a of the farthest class; bandwidth term = max(intra / B_up e, inter / B_out e), the two
+//   classes running concurrently.
+// Send/recv: a of the class + S / (B e_ring(S)).
+//
+// Seam for the engine: each CollectiveSpec will also be expanded into link flows on the cluster graph
+// (comm/flows.hpp, written once src/topology exists: expand(spec, rank map, cluster) -> flows). That expansion must
+// move exactly wire_bytes(spec) per rank on each link class, which the tests of both paths will check.
+#include "comm/fabric.hpp"
+
+namespace moesim::comm {
+
+enum class Collective { all_gather, reduce_scatter, all_reduce, all_to_all, send_recv };
+enum class Algorithm { ring, tree, nvls, direct };
+
+struct CollectiveSpec {
+  Collective op = Collective::all_reduce;
+  Algorithm algorithm = Algorithm::ring;
+  GroupShape group;
+  double bytes = 0;  // AG/RS: full gathered size; AR: buffer per rank; A2A: send buffer per rank; P2P: message
+};
+
+// Bytes one rank sends on each link class.
+struct WireBytes {
+  double scale_up = 0;
+  double scale_out = 0;
+};
+
+struct CollectiveCost {
+  double seconds = 0;      // latency_s + bandwidth_s
+  double latency_s = 0;
+  double bandwidth_s = 0;
+  WireBytes sent;          // per rank
+};
+
+// Throws InfeasibleError for pairs that do not exist (NVLS across domains, tree all-gather, direct all-reduce).
+CollectiveCost collective_cost(const CollectiveSpec& spec, const Fabric& fabric);
+WireBytes wire_bytes(const CollectiveSpec& spec);
+
+// nccl-tests busbw / algbw factor: AR 2(n-1)/n; AG, RS, A2A (n-1)/n; send/recv 1 (doc/PERFORMANCE.md).
+double busbw_factor(Collective op, int ranks);
+
+std::string to_string(Collective c);
+std::string to_string(Algorithm a);
+
+}  // namespace moesim::comm

@@ -1,0 +1,22 @@
+#pragma once
+// A small RFC 4180 CSV reader (quoted fields, doubled quotes, newlines inside quotes) for measurement tables
+// such as groundtruth.csv. Rows are maps from the header's column names.
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace moesim::config {
+
+struct CsvTable {
+  std::string file;
+  std::vector<std::string> columns;
+  std::vector<std::map<std::string, std::string>> rows;
+  std::vector<int> row_lines;  // 1-based line where each row starts, for messages
+};
+
+// Throws ConfigError (file:line) on an unterminated quote or a row with more fields than the header.
+CsvTable parse_csv(const std::string& text, const std::string& file);
+CsvTable read_csv(const std::filesystem::path& path);
+
+}  // namespace moesim::config

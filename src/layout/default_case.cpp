@@ -1,0 +1,36 @@
+#include "layout/default_case.hpp"
+
+namespace moesim::layout {
+
+std::string_view default_case_text() {
+  // Source: /work/shared/reference/groundtruth.csv row GT001 (1648 TFLOPS/GPU) and groundtruth.md §3.1.
+  static constexpr std::string_view text = R"({
+  "source": "groundtruth.csv GT001: Megatron-Bridge 26.06 DeepSeek-V3 recipe on 256 GB300",
+  "model": "deepseek-v3",
+  "system": "gb300-nvl72",
+  "gpus": 256,
+  "tp": 1,
+  "pp": 2,
+  "vpp": 8,
+  "cp": 1,
+  "ep": 32,
+  "etp": 1,
+  "mbs": 1,
+  "gbs": 4096,
+  "seq": 4096,
+  "precision": "mxfp8",
+  "dispatcher": "hybridep",
+  "recompute": "none",
+  "mtp": 1,
+  "cuda_graph": "full",
+  "a2a_overlap": true,
+  "pp_layout": "Et*4|(t*4|)*14tmL",
+  "grad_reduce_dtype": "bf16",
+  "optimizer_moment_dtype": "bf16"
+})";
+  return text;
+}
+
+config::Json default_case_json() { return config::Json::parse(default_case_text()); }
+
+}  // namespace moesim::layout

@@ -1,0 +1,142 @@
+#pragma once
+// Layout: how one training job is parallelised and configured, with Megatron-LM's meanings.
+//
+// Parallel sizes follow Megatron Core with MoE Parallel Folding (moe-modeling.md §3.1): the attention side
+// splits the world as tp x cp x dp x pp, the expert side as etp x ep x edp x pp, over the same ranks.
+// A Layout is plain data: it may hold sizes that do not divide; layout/validate.hpp says whether it can run.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace moesim::layout {
+
+// Number formats of the GEMMs. In files: bf16, fp8-tensorwise, fp8-blockwise, mxfp8, nvfp4 (case-insensitive).
+// The bare name "fp8" is read as fp8-tensorwise (Megatron's per-tensor current scaling, the Hopper-era
+// meaning of "FP8" in published tables such as groundtruth.csv "FP8 (current scaling)"); a caller that
+// means another recipe (e.g. blockwise on Blackwell) must say so with the full name.
+enum class Precision { bf16, fp8_tensorwise, fp8_blockwise, mxfp8, nvfp4 };
+
+// MoE token dispatcher. deepep and hybridep are Megatron's "flex" dispatcher with that backend.
+enum class Dispatcher { alltoall, allgather, deepep, hybridep };
+
+// CUDA graphs: none; partial = per-module graphs (attention, router, preprocess; TE-scoped);
+// full = whole-iteration graph (groundtruth.md column cuda_graph).
+enum class CudaGraph { none, partial, full };
+
+// Number formats of gradients reduced across data parallelism and of Adam's moments (moe-modeling.md §3.1).
+enum class Dtype { bf16, fp32 };
+
+enum class RecomputeGranularity { none, selective, full };
+enum class RecomputeMethod { uniform, block };
+
+// Megatron's --recompute-modules names, one bit each.
+enum class RecomputeModule : std::uint32_t {
+  core_attn = 1u << 0,
+  mlp = 1u << 1,
+  moe = 1u << 2,
+  moe_act = 1u << 3,
+  layernorm = 1u << 4,
+  mla_up_proj = 1u << 5,
+  shared_experts = 1u << 6,
+};
+
+// Activation recomputation, as Megatron's --recompute-granularity / -modules / -method / -num-layers.
+struct Recompute {
+  RecomputeGranularity granularity = RecomputeGranularity::none;
+  std::uint32_t modules = 0;                         // selective only: RecomputeModule bits
+  RecomputeMethod method = RecomputeMethod::uniform;  // full only
+  int num_layers = 1;                                 // full only: layers per recomputed block
+
+  bool has(RecomputeModule m) const { return (modules & static_cast<std::uint32_t>(m)) != 0; }
+  // Canonical text: "none", "selective: core_attn,mlp" (modules in enum order), "full: uniform 1".
+  std::string to_string() const;
+  bool operator==(const Recompute&) const = default;
+};
+
+struct Layout {
+  int gpus = 1;   // world size
+  int tp = 1;     // tensor parallel (attention and dense layers)
+  int pp = 1;     // pipeline parallel stages (ranks)
+  int vpp = 1;    // virtual pipeline chunks per pp rank; 1 = no interleaving
+  int cp = 1;     // context parallel
+  int ep = 1;     // expert parallel
+  int etp = 1;    // expert tensor parallel (the loader defaults it to tp, as Megatron does)
+  int mbs = 1;    // micro-batch size (sequences)
+  int gbs = 1;    // global batch size (sequences)
+  int seq = 1;    // sequence length (tokens)
+
+  // Unset = Megatron's usual choice: on whenever tp > 1. Never in effect when tp == 1 (Megatron turns it off).
+  std::optional<bool> sequence_parallel;
+
+  Precision precision = Precision::bf16;
+  Dispatcher dispatcher = Dispatcher::alltoall;
+  Recompute recompute;
+  CudaGraph cuda_graph = CudaGraph::none;
+  bool a2a_overlap = false;  // Megatron --overlap-moe-expert-parallel-comm (1F1B EP all-to-all overlap)
+  int mtp = 0;               // MTP layers used (Megatron --mtp-num-layers)
+
+  // Megatron --pipeline-model-parallel-layout (moe-modeling.md §5.1); empty = Megatron's even split.
+  std::string pp_layout;
+  // Megatron --account-for-{embedding,loss}-in-pipeline-split: the even split counts the embedding / the loss
+  // as one layer each (only without pp_layout).
+  bool account_for_embedding_in_pipeline_split = false;
+  bool account_for_loss_in_pipeline_split = false;
+
+  // Memory-relevant training options (moe-modeling.md §3.1).
+  bool distributed_optimizer = true;          // ZeRO-1 over the data-parallel group
+  Dtype grad_reduce_dtype = Dtype::fp32;      // Megatron --grad-reduce-in-bf16 makes it bf16
+  Dtype optimizer_moment_dtype = Dtype::fp32; // Megatron --exp-avg-dtype/--exp-avg-sq-dtype (precision-aware optimizer)
+  bool fp8_param_gather = false;              // FP8 primary weights (no BF16 weight copy)
+
+  // Derived sizes. They truncate when sizes do not divide; validate() reports that case.
+  int dp() const { return gpus / nonzero(tp * pp * cp); }     // attention data parallel
+  int edp() const { return gpus / nonzero(etp * ep * pp); }   // expert data parallel
+  int num_microbatches() const { return gbs / nonzero(mbs * dp()); }
+  bool uses_sequence_parallel() const { return tp > 1 && sequence_parallel.value_or(true); }
+  std::int64_t tokens_per_step() const { return static_cast<std::int64_t>(gbs) * seq; }
+
+  bool operator==(const Layout&) const = default;
+
+ private:
+  static int nonzero(int v) { return v == 0 ? 1 : v; }
+};
+
+// Names as written in files (the first listed spelling of each value).
+std::string_view to_string(Precision p);
+std::string_view to_string(Dispatcher d);
+std::string_view to_string(CudaGraph g);
+std::string_view to_string(Dtype d);
+std::string_view to_string(RecomputeGranularity g);
+std::string_view to_string(RecomputeMethod m);
+std::string_view to_string(RecomputeModule m);
+
+// All valid names, for help texts and did-you-mean.
+std::vector<std::string> precision_names();
+std::vector<std::string> dispatcher_names();
+std::vector<std::string> cuda_graph_names();
+std::vector<std::string> dtype_names();
+std::vector<std::string> recompute_module_names();
+
+// Parsers. Case-insensitive; a trailing parenthesised note is ignored ("MXFP8 (routed experts only)",
+// "selective: mla_up_proj (recipe)"), so values copied from groundtruth.csv read as they are.
+// On a bad value they throw std::invalid_argument whose message lists the valid names with a did-you-mean.
+Precision parse_precision(std::string_view text);
+// Megatron's "flex" is rejected with a hint to name its backend (deepep or hybridep).
+Dispatcher parse_dispatcher(std::string_view text);
+CudaGraph parse_cuda_graph(std::string_view text);
+Dtype parse_dtype(std::string_view text);
+RecomputeModule parse_recompute_module(std::string_view text);
+RecomputeMethod parse_recompute_method(std::string_view text);
+RecomputeGranularity parse_recompute_granularity(std::string_view text);  // none | selective | full
+
+// Recompute text:
+//   "none"
+//   "selective"                          Megatron's default module set: core_attn
+//   "selective: mlp,moe_act"             modules separated by commas and/or spaces
+//   "full" | "full: uniform 1" | "full: block 4"   method and layer count (default uniform 1)
+// An empty text is an error: in groundtruth.csv an empty cell means "not stated", not "none".
+Recompute parse_recompute(std::string_view text);
+
+}  // namespace moesim::layout

@@ -1,0 +1,57 @@
+#include "layout/layout_fields.hpp"
+
+namespace moesim::layout {
+
+const std::vector<LayoutField>& layout_fields() {
+  using K = FieldKind;
+  static const std::vector<LayoutField> fields = {
+      {"gpus", "", K::positive_int, K::positive_int, "Number of GPUs (world size)"},
+      {"tp", "tensor_model_parallel_size", K::positive_int, K::positive_int, "Tensor parallel size"},
+      {"pp", "pipeline_model_parallel_size", K::positive_int, K::positive_int, "Pipeline parallel size"},
+      {"vpp", "virtual_pipeline_model_parallel_size", K::positive_int, K::positive_int,
+       "Virtual pipeline chunks per rank (1 = no interleaving; default: from pp_layout, else 1)"},
+      {"cp", "context_parallel_size", K::positive_int, K::positive_int, "Context parallel size"},
+      {"ep", "expert_model_parallel_size", K::positive_int, K::positive_int, "Expert parallel size"},
+      {"etp", "expert_tensor_parallel_size", K::positive_int, K::positive_int,
+       "Expert tensor parallel size (default: tp)"},
+      {"mbs", "micro_batch_size", K::positive_int, K::positive_int, "Micro-batch size (sequences)"},
+      {"gbs", "global_batch_size", K::positive_int, K::positive_int, "Global batch size (sequences)"},
+      {"seq", "seq_length", K::positive_int, K::positive_int, "Sequence length (tokens)"},
+      {"precision", "", K::precision, K::precision, "bf16 | fp8-tensorwise | fp8-blockwise | mxfp8 | nvfp4"},
+      {"dispatcher", "moe_token_dispatcher_type", K::dispatcher, K::dispatcher,
+       "MoE dispatcher: alltoall | allgather | deepep | hybridep"},
+      {"recompute", "", K::recompute, K::recompute,
+       "none | selective[: modules] | full[: uniform|block N]"},
+      {"cuda_graph", "", K::cuda_graph, K::cuda_graph, "CUDA graphs: none | partial | full"},
+      {"a2a_overlap", "overlap_moe_expert_parallel_comm", K::boolean, K::boolean,
+       "Overlap the EP all-to-all with another micro-batch's compute (1F1B A2A overlap)"},
+      {"mtp", "mtp_num_layers", K::non_negative_int, K::non_negative_int, "MTP layers used (0 or 1)"},
+      {"pp_layout", "pipeline_model_parallel_layout", K::pp_layout, K::pp_layout,
+       "Megatron pipeline layout string, e.g. \"Et*4|(t*4|)*14tmL\""},
+      {"sequence_parallel", "", K::boolean, K::boolean, "Sequence parallelism (default: on when tp > 1)"},
+      {"account_for_embedding_in_pipeline_split", "", K::boolean, K::boolean,
+       "Even split counts the embedding as a layer"},
+      {"account_for_loss_in_pipeline_split", "", K::boolean, K::boolean, "Even split counts the loss as a layer"},
+      {"distributed_optimizer", "use_distributed_optimizer", K::boolean, K::boolean,
+       "Shard optimizer state over data parallel ranks (default: on)"},
+      {"grad_reduce_dtype", "grad_reduce_in_bf16", K::dtype, K::boolean,
+       "Gradient reduction dtype: bf16 | fp32 (default fp32)"},
+      {"optimizer_moment_dtype", "", K::dtype, K::dtype, "Adam moment dtype: bf16 | fp32 (default fp32)"},
+      {"fp8_param_gather", "", K::boolean, K::boolean, "FP8 primary weights (no BF16 weight copy)"},
+  };
+  return fields;
+}
+
+const std::vector<std::string_view>& megatron_recompute_keys() {
+  static const std::vector<std::string_view> keys = {"recompute_granularity", "recompute_modules",
+                                                     "recompute_method", "recompute_num_layers"};
+  return keys;
+}
+
+const LayoutField* find_layout_field(std::string_view name) {
+  for (const auto& f : layout_fields())
+    if (f.key == name || (!f.megatron.empty() && f.megatron == name)) return &f;
+  return nullptr;
+}
+
+}  // namespace moesim::layout

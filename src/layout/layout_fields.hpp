@@ -1,0 +1,47 @@
+#pragma once
+// The layout's input fields and their two spellings: the short snake_case key (tp, vpp, pp_layout) and
+// Megatron-LM's argument name (tensor_model_parallel_size, ...). One table feeds the JSON loader and the
+// command-line flags, so both accept the same names. On the command line a key becomes "--" + key with '_'
+// turned into '-' (--pp-layout, --tensor-model-parallel-size).
+#include <string_view>
+#include <vector>
+
+namespace moesim::layout {
+
+enum class FieldKind {
+  positive_int,      // >= 1
+  non_negative_int,  // >= 0
+  boolean,
+  precision,
+  dispatcher,
+  cuda_graph,
+  dtype,
+  recompute,  // the recompute text of layout.hpp parse_recompute
+  pp_layout,  // a pipeline layout string
+};
+
+struct LayoutField {
+  std::string_view key;       // snake_case key
+  std::string_view megatron;  // Megatron-LM's name; empty when Megatron has none or uses `key` itself
+  FieldKind kind;
+  FieldKind megatron_kind;    // the value type under the Megatron name (grad_reduce_in_bf16 is a boolean)
+  std::string_view help;
+};
+
+// Every field in a fixed order (sizes first). Recompute's Megatron spelling is four keys, listed separately
+// in megatron_recompute_keys().
+const std::vector<LayoutField>& layout_fields();
+
+// Megatron's recompute arguments: recompute_granularity, recompute_modules, recompute_method,
+// recompute_num_layers. Together they are the other spelling of the "recompute" field.
+const std::vector<std::string_view>& megatron_recompute_keys();
+
+// The field whose key or Megatron name is `name`, or nullptr.
+const LayoutField* find_layout_field(std::string_view name);
+
+// Keys a layout or case file may also hold: "source" and "notes" (free text, ignored), and in a case file
+// "model" and "system" (catalog names, resolved by the caller).
+inline constexpr std::string_view kCaseModelKey = "model";
+inline constexpr std::string_view kCaseSystemKey = "system";
+
+}  // namespace moesim::layout

@@ -1,0 +1,257 @@
+#include "layout/layout_loader.hpp"
+
+#include <climits>
+#include <optional>
+#include <stdexcept>
+
+#include "layout/layout_fields.hpp"
+#include "layout/pipeline_layout.hpp"
+
+namespace moesim::layout {
+namespace {
+
+using config::Bound;
+using config::ObjectReader;
+
+// Reads one field under whichever of its spellings is present.
+class FieldReader {
+ public:
+  explicit FieldReader(ObjectReader& r) : r_(r) {}
+
+  // The key present for `name` ("" when neither spelling is); both present is reported.
+  std::string spelling(std::string_view name) {
+    const LayoutField& f = *find_layout_field(name);
+    const bool a = r_.has(f.key);
+    const bool b = !f.megatron.empty() && r_.has(f.megatron);
+    if (a && b)
+      r_.error(f.megatron, "\"" + std::string(f.key) + "\" and its Megatron-LM name \"" + std::string(f.megatron) +
+                               "\" are both given; keep one");
+    if (a) return std::string(f.key);
+    if (b) return std::string(f.megatron);
+    return {};
+  }
+
+  std::optional<int> integer(std::string_view name, Bound bound = Bound::positive) {
+    const std::string key = spelling(name);
+    if (key.empty()) return std::nullopt;
+    return to_int(key, r_.integer(key, bound));
+  }
+
+  int required_integer(std::string_view name) {
+    if (auto v = integer(name)) return *v;
+    const LayoutField& f = *find_layout_field(name);
+    std::string message = "missing required key \"" + std::string(f.key) + "\"";
+    if (!f.megatron.empty()) message += " (Megatron-LM: \"" + std::string(f.megatron) + "\")";
+    r_.error("", message);
+    return 1;
+  }
+
+  std::optional<bool> boolean(std::string_view name) {
+    const std::string key = spelling(name);
+    if (key.empty()) return std::nullopt;
+    return r_.boolean_or(key, false);
+  }
+
+  // A string field converted by `parse` (which throws std::invalid_argument on a bad value).
+  template <class T, class Parse>
+  std::optional<T> parsed(const std::string& key, Parse parse) {
+    if (key.empty()) return std::nullopt;
+    const config::Json* v = r_.raw(key);
+    if (!v->is_string()) {
+      r_.error(key, "expected a string, got " + v->dump());
+      return std::nullopt;
+    }
+    try {
+      return parse(v->get<std::string>());
+    } catch (const std::invalid_argument& e) {
+      r_.error(key, e.what());
+      return std::nullopt;
+    }
+  }
+
+  ObjectReader& reader() { return r_; }
+
+  int to_int(const std::string& key, std::int64_t v) {
+    if (v > INT_MAX) {
+      r_.error(key, "value " + std::to_string(v) + " is too large");
+      return 1;
+    }
+    return static_cast<int>(v);
+  }
+
+ private:
+  ObjectReader& r_;
+};
+
+// recompute: our text form, or Megatron's four keys; not both.
+std::optional<Recompute> read_recompute(FieldReader& fr) {
+  ObjectReader& r = fr.reader();
+  bool any_megatron = false;
+  for (auto k : megatron_recompute_keys()) any_megatron = r.has(k) || any_megatron;
+  if (r.has("recompute")) {
+    if (any_megatron)
+      r.error("recompute", "give recompute either as \"recompute\" or as Megatron-LM's recompute_granularity / "
+                           "recompute_modules / recompute_method / recompute_num_layers, not both");
+    return fr.parsed<Recompute>("recompute", [](std::string_view t) { return parse_recompute(t); });
+  }
+  if (!any_megatron) return std::nullopt;
+
+  Recompute rc;
+  const config::Json* g = r.raw("recompute_granularity");
+  if (g && !g->is_null()) {
+    if (!g->is_string()) {
+      r.error("recompute_granularity", "expected \"selective\", \"full\" or null, got " + g->dump());
+    } else {
+      try {
+        rc.granularity = parse_recompute_granularity(g->get<std::string>());
+      } catch (const std::invalid_argument& e) {
+        r.error("recompute_granularity", e.what());
+      }
+    }
+  }
+  const bool selective = rc.granularity == RecomputeGranularity::selective;
+  const bool full = rc.granularity == RecomputeGranularity::full;
+  const config::Json* modules = r.raw("recompute_modules");
+  if (modules && !modules->is_null()) {
+    if (!selective) r.error("recompute_modules", "recompute_modules needs recompute_granularity \"selective\"");
+    for (const auto& name : r.strings_or("recompute_modules", {})) {
+      try {
+        rc.modules |= static_cast<std::uint32_t>(parse_recompute_module(name));
+      } catch (const std::invalid_argument& e) {
+        r.error("recompute_modules", e.what());
+      }
+    }
+  } else if (selective) {
+    rc.modules = static_cast<std::uint32_t>(RecomputeModule::core_attn);  // Megatron's default
+  }
+  const config::Json* method = r.raw("recompute_method");
+  if (method && !method->is_null()) {
+    if (!full) r.error("recompute_method", "recompute_method needs recompute_granularity \"full\"");
+    if (!method->is_string()) {
+      r.error("recompute_method", "expected \"uniform\" or \"block\", got " + method->dump());
+    } else {
+      try {
+        rc.method = parse_recompute_method(method->get<std::string>());
+      } catch (const std::invalid_argument& e) {
+        r.error("recompute_method", e.what());
+      }
+    }
+  }
+  const config::Json* layers = r.raw("recompute_num_layers");
+  if (layers && !layers->is_null()) {
+    if (!full) r.error("recompute_num_layers", "recompute_num_layers needs recompute_granularity \"full\"");
+    rc.num_layers = fr.to_int("recompute_num_layers", r.integer("recompute_num_layers", Bound::positive));
+  }
+  return rc;
+}
+
+}  // namespace
+
+Layout read_layout_fields(ObjectReader& r) {
+  FieldReader fr(r);
+  Layout l;
+  r.string_or("source", "");
+  r.string_or("notes", "");
+
+  l.gpus = fr.required_integer("gpus");
+  l.tp = fr.integer("tp").value_or(1);
+  l.pp = fr.integer("pp").value_or(1);
+  l.cp = fr.integer("cp").value_or(1);
+  l.ep = fr.integer("ep").value_or(1);
+  l.etp = fr.integer("etp").value_or(l.tp);  // Megatron: expert_tensor_parallel_size defaults to tp
+  l.mbs = fr.integer("mbs").value_or(1);
+  l.gbs = fr.required_integer("gbs");
+  l.seq = fr.required_integer("seq");
+  l.mtp = fr.integer("mtp", Bound::non_negative).value_or(0);
+
+  if (auto p = fr.parsed<Precision>(fr.spelling("precision"), parse_precision)) l.precision = *p;
+  if (auto d = fr.parsed<Dispatcher>(fr.spelling("dispatcher"), parse_dispatcher)) l.dispatcher = *d;
+  if (auto g = fr.parsed<CudaGraph>(fr.spelling("cuda_graph"), parse_cuda_graph)) l.cuda_graph = *g;
+  if (auto rc = read_recompute(fr)) l.recompute = *rc;
+
+  l.a2a_overlap = fr.boolean("a2a_overlap").value_or(false);
+  l.sequence_parallel = fr.boolean("sequence_parallel");
+  l.account_for_embedding_in_pipeline_split = fr.boolean("account_for_embedding_in_pipeline_split").value_or(false);
+  l.account_for_loss_in_pipeline_split = fr.boolean("account_for_loss_in_pipeline_split").value_or(false);
+  l.distributed_optimizer = fr.boolean("distributed_optimizer").value_or(true);
+  l.fp8_param_gather = fr.boolean("fp8_param_gather").value_or(false);
+  if (auto d = fr.parsed<Dtype>(fr.spelling("optimizer_moment_dtype"), parse_dtype)) l.optimizer_moment_dtype = *d;
+  {
+    const std::string key = fr.spelling("grad_reduce_dtype");
+    if (key == "grad_reduce_in_bf16") l.grad_reduce_dtype = r.boolean_or(key, false) ? Dtype::bf16 : Dtype::fp32;
+    else if (auto d = fr.parsed<Dtype>(key, parse_dtype)) l.grad_reduce_dtype = *d;
+  }
+
+  // pp_layout: syntax here; its fit to the model is validate()'s. It also supplies the default vpp.
+  std::optional<PipelineLayout> parsed_layout;
+  if (const std::string key = fr.spelling("pp_layout"); !key.empty()) {
+    l.pp_layout = r.string(key);
+    try {
+      parsed_layout = parse_pipeline_layout(l.pp_layout);
+    } catch (const std::invalid_argument& e) {
+      r.error(key, "bad pipeline layout \"" + l.pp_layout + "\": " + e.what());
+    }
+  }
+  const std::string vpp_key = fr.spelling("vpp");
+  const config::Json* vpp_raw = vpp_key.empty() ? nullptr : r.raw(vpp_key);
+  if (vpp_raw && !vpp_raw->is_null()) {
+    l.vpp = fr.to_int(vpp_key, r.integer(vpp_key, Bound::positive));
+  } else if (parsed_layout && l.pp >= 1 && parsed_layout->stages.size() % static_cast<std::size_t>(l.pp) == 0) {
+    l.vpp = static_cast<int>(parsed_layout->stages.size()) / l.pp;  // Megatron: VPP = stages / PP
+  }
+
+  // Megatron's num_layers_per_virtual_pipeline_stage is a different quantity; say so instead of "unknown key".
+  if (r.has("num_layers_per_virtual_pipeline_stage"))
+    r.error("num_layers_per_virtual_pipeline_stage",
+            "num_layers_per_virtual_pipeline_stage is layers per virtual stage, not the number of virtual stages; "
+            "give vpp (virtual_pipeline_model_parallel_size) or a pp_layout instead");
+  return l;
+}
+
+Layout read_layout(const config::Json& json, const std::string& file, Diagnostics& diags) {
+  ObjectReader r(json, file, "", diags);
+  Layout l = read_layout_fields(r);
+  r.finish();
+  return l;
+}
+
+CaseSpec read_case(const config::Json& json, const std::string& file, Diagnostics& diags) {
+  ObjectReader r(json, file, "", diags);
+  CaseSpec c;
+  c.model = r.string_or(std::string(kCaseModelKey), "");
+  c.system = r.string_or(std::string(kCaseSystemKey), "");
+  c.layout = read_layout_fields(r);
+  r.finish();
+  return c;
+}
+
+config::Json to_json(const Layout& l) {
+  config::Json j = config::Json::object();
+  j["gpus"] = l.gpus;
+  j["tp"] = l.tp;
+  j["pp"] = l.pp;
+  j["vpp"] = l.vpp;
+  j["cp"] = l.cp;
+  j["ep"] = l.ep;
+  j["etp"] = l.etp;
+  j["mbs"] = l.mbs;
+  j["gbs"] = l.gbs;
+  j["seq"] = l.seq;
+  j["precision"] = std::string(to_string(l.precision));
+  j["dispatcher"] = std::string(to_string(l.dispatcher));
+  j["recompute"] = l.recompute.to_string();
+  j["cuda_graph"] = std::string(to_string(l.cuda_graph));
+  j["a2a_overlap"] = l.a2a_overlap;
+  j["mtp"] = l.mtp;
+  if (!l.pp_layout.empty()) j["pp_layout"] = l.pp_layout;
+  if (l.sequence_parallel) j["sequence_parallel"] = *l.sequence_parallel;
+  j["account_for_embedding_in_pipeline_split"] = l.account_for_embedding_in_pipeline_split;
+  j["account_for_loss_in_pipeline_split"] = l.account_for_loss_in_pipeline_split;
+  j["distributed_optimizer"] = l.distributed_optimizer;
+  j["grad_reduce_dtype"] = std::string(to_string(l.grad_reduce_dtype));
+  j["optimizer_moment_dtype"] = std::string(to_string(l.optimizer_moment_dtype));
+  j["fp8_param_gather"] = l.fp8_param_gather;
+  return j;
+}
+
+}  // namespace moesim::layout

@@ -1,0 +1,91 @@
+#pragma once
+// RankMap: global rank <-> parallel coordinates, and the process groups of each dimension, as Megatron Core
+// builds them (parallel_state.py RankGenerator, default order "tp-cp-ep-dp-pp", MoE Parallel Folding).
+//
+// Megatron makes two rank generators over the same world, both with tp fastest-varying and pp slowest:
+//   attention side: rank = tp + TP*(cp + CP*(dp + DP*pp))          DP  = gpus / (TP*CP*PP)
+//   expert side:    rank = etp + ETP*(ep + EP*(edp + EDP*pp))      EDP = gpus / (ETP*EP*PP)
+// The pp coordinate is the same on both sides (gpus/PP ranks per stage), so a rank's pipeline stage agrees.
+// Groups are listed in Megatron's order (generate_masked_orthogonal_rank_groups): group g holds the ranks that
+// share every other coordinate, and within a group ranks ascend with the group's own coordinate.
+//
+// Placement: rank r runs on GPU r, filling scale-up domains (NVLink domains: 8 per HGX node, 72 per NVL72
+// rack) `used` GPUs at a time, so a rank's domain is r / used (a 256-GPU job on NVL72 racks typically uses
+// 64 of each 72; groundtruth.md §6).
+#include <string_view>
+#include <vector>
+
+#include "layout/layout.hpp"
+
+namespace moesim::layout {
+
+enum class Dim {
+  tp,     // tensor parallel (attention side)
+  cp,     // context parallel
+  dp,     // attention data parallel
+  dp_cp,  // dp and cp together: the gradient-reduce / distributed-optimizer group of dense parameters
+  pp,     // pipeline
+  etp,    // expert tensor parallel (expert side)
+  ep,     // expert parallel: the dispatch / combine all-to-all group
+  edp,    // expert data parallel: the gradient-reduce group of expert parameters
+};
+std::string_view to_string(Dim d);
+const std::vector<Dim>& all_dims();
+
+struct AttentionCoord {
+  int tp = 0, cp = 0, dp = 0, pp = 0;
+  bool operator==(const AttentionCoord&) const = default;
+};
+struct ExpertCoord {
+  int etp = 0, ep = 0, edp = 0, pp = 0;
+  bool operator==(const ExpertCoord&) const = default;
+};
+
+class RankMap {
+ public:
+  // Throws InfeasibleError when tp*pp*cp or etp*ep*pp does not divide gpus (or a size is below 1).
+  explicit RankMap(const Layout& layout);
+
+  int world_size() const { return world_; }
+  AttentionCoord attention(int rank) const;
+  ExpertCoord expert(int rank) const;
+  int rank(const AttentionCoord& c) const;
+  int rank(const ExpertCoord& c) const;
+
+  int group_size(Dim d) const;
+  int num_groups(Dim d) const { return world_ / group_size(d); }
+  // All groups of a dimension, in Megatron's order.
+  std::vector<std::vector<int>> groups(Dim d) const;
+  // The group holding `rank`, ascending.
+  std::vector<int> group_of(int rank, Dim d) const;
+
+ private:
+  int world_;
+  // Sizes in order of variation (fastest first): attention {tp, cp, dp, pp}, expert {etp, ep, edp, pp}.
+  int attn_[4];
+  int expert_[4];
+};
+
+// A scale-up (NVLink) domain: `size` GPUs, of which the job uses the first `used`.
+struct ScaleUpDomain {
+  int size = 72;
+  int used = 72;
+};
+
+int domain_of(int rank, const ScaleUpDomain& domain);  // rank / used
+int gpu_of(int rank, const ScaleUpDomain& domain);     // physical GPU index, counting unused GPUs
+
+// How one dimension's groups sit on scale-up domains.
+struct DimPlacement {
+  Dim dim = Dim::tp;
+  int group_size = 1;
+  int num_groups = 1;
+  int max_domains_per_group = 1;  // the most domains any one group spans
+  bool intra_domain() const { return max_domains_per_group == 1; }
+};
+
+// Throws InternalError unless 1 <= used <= size.
+DimPlacement placement(const RankMap& map, Dim d, const ScaleUpDomain& domain);
+std::vector<DimPlacement> placement(const RankMap& map, const ScaleUpDomain& domain);  // all_dims() order
+
+}  // namespace moesim::layout

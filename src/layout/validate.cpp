@@ -1,0 +1,84 @@
+#include "layout/validate.hpp"
+
+#include "core/error.hpp"
+#include "layout/pipeline_layout.hpp"
+
+namespace moesim::layout {
+namespace {
+std::string s(long long v) { return std::to_string(v); }
+}  // namespace
+
+std::vector<std::string> problems(const Layout& l, const ModelFacts& f) {
+  std::vector<std::string> out;
+
+  // Sizes first: the divisibility checks below would only repeat a zero or negative size.
+  const std::pair<const char*, int> sizes[] = {{"gpus", l.gpus}, {"tp", l.tp},   {"pp", l.pp},   {"vpp", l.vpp},
+                                               {"cp", l.cp},     {"ep", l.ep},   {"etp", l.etp}, {"mbs", l.mbs},
+                                               {"gbs", l.gbs},   {"seq", l.seq}};
+  for (const auto& [name, v] : sizes)
+    if (v < 1) out.push_back(std::string(name) + "=" + s(v) + " must be at least 1");
+  if (l.mtp < 0) out.push_back("mtp=" + s(l.mtp) + " must not be negative");
+  if (l.recompute.granularity == RecomputeGranularity::full && l.recompute.num_layers < 1)
+    out.push_back("recompute num_layers=" + s(l.recompute.num_layers) + " must be at least 1");
+  if (!out.empty()) return out;
+
+  // World divisibility (Megatron's two rank generators, moe-modeling.md §3.1).
+  const long long attn = 1LL * l.tp * l.pp * l.cp;
+  const bool attn_ok = l.gpus % attn == 0;
+  if (!attn_ok) out.push_back("tp*pp*cp=" + s(attn) + " does not divide " + s(l.gpus) + " GPUs");
+  const long long expert = 1LL * l.etp * l.ep * l.pp;
+  if (l.gpus % expert != 0) out.push_back("etp*ep*pp=" + s(expert) + " does not divide " + s(l.gpus) + " GPUs");
+  if (attn_ok) {
+    const long long per_step = 1LL * l.mbs * l.dp();
+    if (l.gbs % per_step != 0)
+      out.push_back("gbs=" + s(l.gbs) + " is not a multiple of mbs*dp=" + s(per_step) + " (mbs=" + s(l.mbs) +
+                    ", dp=" + s(l.dp()) + ")");
+  }
+
+  // Model shape.
+  if (f.is_moe()) {
+    if (f.num_experts % l.ep != 0) out.push_back("ep=" + s(l.ep) + " does not divide " + s(f.num_experts) + " experts");
+  } else if (l.ep > 1) {
+    out.push_back("ep=" + s(l.ep) + " but the model is dense (no experts)");
+  }
+  if (f.num_attention_heads % l.tp != 0)
+    out.push_back("tp=" + s(l.tp) + " does not divide " + s(f.num_attention_heads) + " attention heads");
+  if (f.num_query_groups % l.tp != 0)
+    out.push_back("tp=" + s(l.tp) + " does not divide " + s(f.num_query_groups) + " query groups (KV heads)");
+
+  // Pipeline.
+  if (l.vpp > 1 && l.pp == 1) out.push_back("vpp=" + s(l.vpp) + " needs pp > 1 (interleaving splits pipeline stages)");
+  for (auto& p : stage_problems(l, f)) out.push_back(std::move(p));
+  if (l.mtp > f.mtp_layers_available)
+    out.push_back(f.mtp_layers_available == 0
+                      ? "mtp=" + s(l.mtp) + " requested but the model has no MTP layers"
+                      : "mtp=" + s(l.mtp) + " requested but the model has only " + s(f.mtp_layers_available) +
+                            " MTP layers");
+
+  // Sequence splits.
+  if (l.cp > 1 && l.seq % (2 * l.cp) != 0)
+    out.push_back("seq=" + s(l.seq) + " is not divisible by 2*cp=" + s(2 * l.cp) +
+                  " (causal load balancing cuts each sequence into 2*cp chunks)");
+  if (l.uses_sequence_parallel() && l.seq % (l.tp * l.cp) != 0)
+    out.push_back("seq=" + s(l.seq) + " is not divisible by tp*cp=" + s(l.tp * l.cp) +
+                  " (sequence parallelism shards each context-parallel chunk over tp)");
+
+  // 1F1B all-to-all overlap prerequisites (Megatron arguments.py asserts for overlap_moe_expert_parallel_comm).
+  if (l.a2a_overlap) {
+    if (l.ep == 1) out.push_back("a2a_overlap needs expert parallelism (ep > 1)");
+    if (l.dispatcher == Dispatcher::allgather) out.push_back("a2a_overlap does not work with the allgather dispatcher");
+    if (l.recompute.granularity == RecomputeGranularity::full) out.push_back("a2a_overlap does not work with full recompute");
+    if (l.pp > 1 && l.vpp == 1) out.push_back("a2a_overlap with pp > 1 needs the interleaved schedule (vpp > 1)");
+  }
+  return out;
+}
+
+void validate(const Layout& layout, const ModelFacts& facts) {
+  const auto list = problems(layout, facts);
+  if (list.empty()) return;
+  std::string message;
+  for (const auto& p : list) message += (message.empty() ? "" : "\n") + p;
+  throw InfeasibleError(message);
+}
+
+}  // namespace moesim::layout

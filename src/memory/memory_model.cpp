@@ -1,0 +1,142 @@
+#include "memory/memory_model.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+#include "memory/activation_memory.hpp"
+#include "model/flops.hpp"
+#include "model/parameters.hpp"
+
+namespace moesim::memory {
+namespace {
+
+// Bytes per parameter under Megatron's (distributed) optimizer, moe-modeling.md §3.1:
+// weight 2 (BF16; 1 with FP8 primary weights), main gradient 4 (2 with --grad-reduce-in-bf16), and FP32
+// master weight + two Adam moments (4 or 2 bytes each), sharded over `d` data-parallel ranks.
+struct BytesPerParam {
+  double weight, grad, optimizer;
+};
+
+BytesPerParam bytes_per_param(const layout::Layout& l, int d) {
+  const double moments = l.optimizer_moment_dtype == layout::Dtype::bf16 ? 2 * 2.0 : 2 * 4.0;
+  const double shard = l.distributed_optimizer ? static_cast<double>(d) : 1.0;
+  return {l.fp8_param_gather ? 1.0 : 2.0, l.grad_reduce_dtype == layout::Dtype::bf16 ? 2.0 : 4.0,
+          (4.0 + moments) / shard};
+}
+
+// Splits one layer's parameters into the TP-sharded dense side and the EP*ETP-sharded expert side, per GPU.
+// Norms and the router are replicated across TP (Megatron keeps them whole).
+void add_layer(const model::LayerParameters& p, const layout::Layout& l, double& dense, double& expert) {
+  dense += static_cast<double>(p.attention + p.dense_mlp + p.shared_experts) / l.tp + static_cast<double>(p.norms + p.router);
+  expert += static_cast<double>(p.routed_experts) / (static_cast<double>(l.ep) * l.etp);
+}
+
+}  // namespace
+
+int inflight_chunks(const layout::Layout& l, int pp_rank) {
+  const int total = l.num_microbatches() * l.vpp;
+  int warmup = l.vpp > 1 ? 2 * (l.pp - pp_rank - 1) + (l.vpp - 1) * l.pp : l.pp - pp_rank - 1;
+  if (l.a2a_overlap) warmup += 1;
+  return std::max(1, std::min(warmup + 1, total));
+}
+
+MemoryEstimate estimate_memory(const model::ModelSpec& spec, const layout::Layout& l, const layout::StageAssignment& stages,
+                               double usable_hbm_bytes, const ReserveAssumptions& reserves) {
+  MemoryEstimate est;
+  est.usable_bytes = usable_hbm_bytes;
+  const std::int64_t vocab = model::padded_vocab_size(spec.vocab_size, 128, l.tp);
+  const model::ParameterCounts counts = model::count_parameters(spec, vocab);
+  const int dense_d = l.dp() * l.cp;  // the distributed optimizer shards dense state over DP x CP (§3.1)
+  const BytesPerParam dense_b = bytes_per_param(l, dense_d);
+  const BytesPerParam expert_b = bytes_per_param(l, l.edp());
+  const double act_moe = layer_activation_bytes(spec, true, l);
+  const double act_dense = layer_activation_bytes(spec, false, l);
+  const double act_mtp = layer_activation_bytes(spec, spec.mtp_layer_is_moe(), l);
+  const double hidden_bytes = 2.0 * spec.hidden_size * l.mbs * l.seq / l.cp / (l.uses_sequence_parallel() ? l.tp : 1);
+
+  for (int r = 0; r < stages.pp; ++r) {
+    MemoryBreakdown b;
+    b.pp_rank = r;
+    double act_per_microbatch = 0;  // all chunks of the rank, one micro-batch each
+    bool holds_embedding = false, holds_head = false;
+    for (const auto& chunk : stages.ranks[r]) {
+      for (int layer : chunk.layers) {
+        add_layer(counts.layers[layer], l, b.dense_params, b.expert_params);
+        act_per_microbatch += spec.is_moe_layer(layer) ? act_moe : act_dense;
+      }
+      for (int m : chunk.mtp_layers) {
+        if (m >= static_cast<int>(counts.mtp.size())) continue;
+        const auto& mtp = counts.mtp[m];
+        add_layer(mtp.layer, l, b.dense_params, b.expert_params);
+        b.dense_params += static_cast<double>(mtp.projection) / l.tp + static_cast<double>(mtp.norms);
+        act_per_microbatch += act_mtp + 2 * hidden_bytes;  // plus the projected [embedding; hidden] input
+        holds_embedding = holds_head = true;              // MTP shares the embedding and the output head
+      }
+      holds_embedding |= chunk.has_embedding;
+      holds_head |= chunk.has_loss;
+    }
+    if (holds_embedding) b.dense_params += static_cast<double>(counts.embedding) / l.tp;
+    if (holds_head) b.dense_params += static_cast<double>(counts.lm_head + counts.final_norm) / l.tp;
+
+    b.weights = b.dense_params * dense_b.weight + b.expert_params * expert_b.weight;
+    b.gradients = b.dense_params * dense_b.grad + b.expert_params * expert_b.grad;
+    b.optimizer = b.dense_params * dense_b.optimizer + b.expert_params * expert_b.optimizer;
+
+    const int units = inflight_chunks(l, r);
+    b.inflight_units = units;
+    b.activations = act_per_microbatch / l.vpp * units;
+    // Full recompute re-materialises one layer at a time during backward: its full activations are live once.
+    if (l.recompute.granularity == layout::RecomputeGranularity::full) {
+      layout::Layout none = l;
+      none.recompute = {};
+      b.activations += layer_activation_bytes(spec, spec.is_moe(), none);
+    }
+    // The loss stage materialises fp32 logits of one micro-batch (moe-modeling.md §3.4: s*b*V*(2-4) bytes).
+    if (holds_head) b.activations += 4.0 * l.mbs * l.seq / l.cp * static_cast<double>(vocab) / l.tp;
+
+    b.buffers = reserves.cuda_context_and_nccl_bytes + (spec.is_moe() && l.ep > 1 ? reserves.ep_buffer_bytes : 0);
+    if (l.cuda_graph == layout::CudaGraph::full) b.buffers += reserves.full_cuda_graph_fraction * b.activations;
+    b.fragmentation = reserves.allocator_fragmentation * (b.weights + b.gradients + b.optimizer + b.activations);
+    est.ranks.push_back(b);
+  }
+  return est;
+}
+
+const MemoryBreakdown& MemoryEstimate::worst() const {
+  if (ranks.empty()) throw InternalError("memory estimate without pipeline ranks");
+  return *std::max_element(ranks.begin(), ranks.end(),
+                           [](const auto& a, const auto& b) { return a.total() < b.total(); });
+}
+
+std::string MemoryEstimate::describe_worst() const {
+  const auto& w = worst();
+  std::string out;
+  char line[160];
+  auto row = [&](const char* name, double bytes) {
+    std::snprintf(line, sizeof line, "  %-14s %9.2f GiB\n", name, bytes / kGiB);
+    out += line;
+  };
+  std::snprintf(line, sizeof line, "pipeline rank %d (the fullest), per GPU:\n", w.pp_rank);
+  out += line;
+  row("weights", w.weights);
+  row("gradients", w.gradients);
+  row("optimizer", w.optimizer);
+  row("activations", w.activations);
+  row("buffers", w.buffers);
+  row("fragmentation", w.fragmentation);
+  row("total", w.total());
+  row("usable HBM", usable_bytes);
+  return out;
+}
+
+void require_fit(const MemoryEstimate& e) {
+  if (e.fits()) return;
+  char head[160];
+  std::snprintf(head, sizeof head, "layout needs %.2f GiB per GPU but the GPU has %.2f GiB usable\n",
+                e.worst().total() / kGiB, e.usable_bytes / kGiB);
+  throw InfeasibleError(head + e.describe_worst());
+}
+
+}  // namespace moesim::memory

@@ -1,0 +1,124 @@
+#include "predict/predict_step.hpp"
+
+#include <algorithm>
+
+#include "core/units.hpp"
+#include "engine/simulator.hpp"
+#include "layout/pipeline_layout.hpp"
+#include "layout/validate.hpp"
+#include "memory/memory_model.hpp"
+#include "memory/model_facts.hpp"
+#include "topology/parts.hpp"
+
+namespace moesim::predict {
+namespace {
+
+engine::SimResult simulate(const workload::StepWorkload& w) {
+  return engine::Simulator().run(w.graph, w.network);
+}
+
+}  // namespace
+
+std::string layout_summary(const layout::Layout& l) {
+  std::string s = "TP" + std::to_string(l.tp) + " PP" + std::to_string(l.pp);
+  if (l.vpp > 1) s += " VPP" + std::to_string(l.vpp);
+  if (l.cp > 1) s += " CP" + std::to_string(l.cp);
+  s += " EP" + std::to_string(l.ep);
+  if (l.etp > 1) s += " ETP" + std::to_string(l.etp);
+  s += " DP" + std::to_string(l.dp()) + " MBS" + std::to_string(l.mbs) + " GBS" + std::to_string(l.gbs) + " seq" +
+       std::to_string(l.seq) + " " + std::string(layout::to_string(l.precision)) + " " +
+       std::string(layout::to_string(l.dispatcher)) + ", recompute " + l.recompute.to_string() + ", cuda graph " +
+       std::string(layout::to_string(l.cuda_graph)) + (l.a2a_overlap ? ", a2a overlap" : "") +
+       (l.mtp > 0 ? ", MTP " + std::to_string(l.mtp) : "");
+  return s;
+}
+
+Prediction predict_step(const Case& c, const PredictOptions& options) {
+  const auto facts = memory::model_facts(c.model);
+  layout::validate(c.layout, facts);
+  const auto stages = layout::assign_stages(c.layout, facts);
+  const auto mem = memory::estimate_memory(c.model, c.layout, stages, c.system.gpu.usable_hbm_bytes());
+  if (options.check_memory) memory::require_fit(mem);
+
+  std::unique_ptr<kernels::KernelCostModel> own;
+  const kernels::KernelCostModel* kernels = options.kernels;
+  if (!kernels) {
+    own = kernels::make_kernel_cost_model("roofline");
+    kernels = own.get();
+  }
+  workload::StepInputs in{c.model, c.layout, stages, c.system, *kernels, options.params};
+  auto w = std::make_unique<workload::StepWorkload>(workload::build_step(in));
+  auto result = std::make_unique<engine::SimResult>(simulate(*w));
+
+  // Counterfactual for the host share: the same step with free launches (a full-iteration graph removes
+  // launches and syncs).
+  layout::Layout free_host = c.layout;
+  free_host.cuda_graph = layout::CudaGraph::full;
+  workload::StepParams no_launch = options.params;
+  no_launch.graph_launch_us = 0;
+  workload::StepInputs in_free{c.model, free_host, stages, c.system, *kernels, no_launch};
+  const double t_free = ps_to_seconds(simulate(workload::build_step(in_free)).makespan);
+
+  report::StepReport r;
+  r.model = c.model.name;
+  r.system = c.system.name;
+  r.gpus = c.layout.gpus;
+  r.layout_summary = layout_summary(c.layout);
+  r.step_time_s = ps_to_seconds(result->makespan);
+  model::FlopsOptions fo;
+  fo.seq_length = c.layout.seq;
+  fo.convention = options.flops_convention;
+  fo.tp = c.layout.tp;
+  fo.mtp_num_layers = c.layout.mtp;
+  r.flops_per_token = model::training_flops_per_token(c.model, fo).total();
+  r.flops_convention = model::to_string(options.flops_convention);
+  const double tokens = static_cast<double>(c.layout.tokens_per_step());
+  r.tokens_per_s_per_gpu = tokens / r.step_time_s / c.layout.gpus;
+  r.tflops_per_gpu = r.flops_per_token * tokens / r.step_time_s / c.layout.gpus / 1e12;
+  const double bf16 = c.system.gpu.peak_flops(topology::MathDtype::bf16).value_or(0);
+  r.mfu = bf16 > 0 ? r.tflops_per_gpu * 1e12 / bf16 : 0;
+  r.kernel_cost_model = kernels->name();
+  r.usable_hbm_GiB = c.system.gpu.usable_hbm_bytes() / kGiB;
+  for (const auto& b : mem.ranks) {
+    r.memory.push_back({b.pp_rank, b.weights / kGiB, b.gradients / kGiB, b.optimizer / kGiB, b.activations / kGiB,
+                        (b.buffers + b.fragmentation) / kGiB, b.total() / kGiB});
+    r.memory_max_GiB = std::max(r.memory_max_GiB, b.total() / kGiB);
+  }
+
+  // Breakdown on the rank with the most compute (the one that sets the pace).
+  const auto& g = w->graph;
+  int critical = 0;
+  for (std::size_t i = 1; i < result->ranks.size(); ++i)
+    if (result->ranks[i].compute_busy > result->ranks[critical].compute_busy) critical = static_cast<int>(i);
+  const auto& rt = result->ranks[critical];
+  auto cat_time = [&](const char* name, bool exposed) {
+    for (std::size_t id = 0; id < g.categories().size(); ++id)
+      if (g.categories()[id] == name && id < rt.by_category.size())
+        return ps_to_seconds(exposed ? rt.by_category[id].exposed : rt.by_category[id].busy);
+    return 0.0;
+  };
+  const double optimizer = cat_time("optimizer", false);
+  r.breakdown["compute"] = cat_time("compute", false);
+  r.breakdown["optimizer"] = optimizer;
+  double accounted = r.breakdown["compute"] + optimizer;
+  for (const char* cat : {"tp", "cp", "ep", "dp", "pp"}) {
+    r.breakdown[std::string("exposed_") + cat] = cat_time(cat, true);
+    accounted += r.breakdown[std::string("exposed_") + cat];
+  }
+  r.breakdown["host"] = std::max(0.0, r.step_time_s - t_free);
+  accounted += r.breakdown["host"];
+  r.breakdown["bubble"] = std::max(0.0, r.step_time_s - accounted);
+  r.critical_pp_rank = critical;
+  r.simulated_ops = g.ops().size();
+  r.simulated_ranks = w->simulated_ranks;
+
+  Prediction p;
+  p.report = std::move(r);
+  if (options.keep_timeline) {
+    p.workload = std::move(w);
+    p.result = std::move(result);
+  }
+  return p;
+}
+
+}  // namespace moesim::predict

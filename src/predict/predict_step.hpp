@@ -1,0 +1,44 @@
+#pragma once
+// predict_step: the whole path of one case — check the layout, size its memory, build the step's op graph,
+// play it on the engine — and the StepReport that comes out. Used by `run` and `validate` alike.
+#include <memory>
+#include <string>
+
+#include "engine/sim_result.hpp"
+#include "kernels/kernel_cost_model.hpp"
+#include "layout/layout.hpp"
+#include "model/flops.hpp"
+#include "model/model_spec.hpp"
+#include "report/step_report.hpp"
+#include "topology/system_spec.hpp"
+#include "workload/step_builder.hpp"
+
+namespace moesim::predict {
+
+struct Case {
+  model::ModelSpec model;
+  topology::SystemSpec system;
+  layout::Layout layout;
+};
+
+struct PredictOptions {
+  model::FlopsConvention flops_convention = model::FlopsConvention::megatron;
+  bool check_memory = true;              // a layout that does not fit is InfeasibleError (exit 3)
+  const kernels::KernelCostModel* kernels = nullptr;  // nullptr = the built-in roofline model
+  workload::StepParams params;
+  bool keep_timeline = false;            // keep the op graph and timings (for --trace)
+};
+
+struct Prediction {
+  report::StepReport report;
+  std::unique_ptr<workload::StepWorkload> workload;  // when keep_timeline
+  std::unique_ptr<engine::SimResult> result;         // when keep_timeline
+};
+
+// Throws InfeasibleError (exit 3) for a layout that cannot run (with every reason) or does not fit.
+Prediction predict_step(const Case& c, const PredictOptions& options = {});
+
+// "TP1 PP2 VPP8 CP1 EP32 ETP1 DP128 MBS1 GBS4096 seq4096 mxfp8 hybridep ..."
+std::string layout_summary(const layout::Layout& l);
+
+}  // namespace moesim::predict

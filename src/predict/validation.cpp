@@ -1,0 +1,233 @@
+#include "predict/validation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+
+namespace moesim::predict {
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Integer column; nullopt when blank or not a number.
+std::optional<int> int_col(const std::map<std::string, std::string>& row, const char* col) {
+  auto it = row.find(col);
+  if (it == row.end() || it->second.empty()) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    const int v = std::stoi(it->second, &used);
+    if (used != it->second.size()) return std::nullopt;
+    return v;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::string col(const std::map<std::string, std::string>& row, const char* c) {
+  auto it = row.find(c);
+  return it == row.end() ? std::string() : it->second;
+}
+
+model::FlopsConvention convention_of(const std::string& framework) {
+  const std::string f = lower(framework);
+  if (f.find("maxtext") != std::string::npos || f.rfind("jax", 0) == 0) return model::FlopsConvention::maxtext;
+  if (f.find("torchtitan") != std::string::npos) return model::FlopsConvention::torchtitan;
+  return model::FlopsConvention::megatron;
+}
+
+// Builds the layout of a row, or returns the reason it cannot.
+std::optional<std::string> read_layout(const std::map<std::string, std::string>& row, layout::Layout& l) {
+  const char* required[] = {"gpus", "tp", "pp", "ep", "mbs", "gbs", "seq"};
+  for (const char* c : required)
+    if (!int_col(row, c)) return std::string("column ") + c + " is blank or not an integer";
+  l.gpus = *int_col(row, "gpus");
+  l.tp = *int_col(row, "tp");
+  l.pp = *int_col(row, "pp");
+  l.ep = *int_col(row, "ep");
+  l.mbs = *int_col(row, "mbs");
+  l.gbs = *int_col(row, "gbs");
+  l.seq = *int_col(row, "seq");
+  l.vpp = int_col(row, "vpp").value_or(1);
+  l.cp = int_col(row, "cp").value_or(1);
+  l.etp = int_col(row, "etp").value_or(1);
+  l.mtp = int_col(row, "mtp").value_or(0);
+  l.a2a_overlap = int_col(row, "a2a_overlap").value_or(0) != 0;
+  try {
+    const std::string prec = col(row, "precision");
+    l.precision = prec.empty() ? layout::Precision::bf16 : layout::parse_precision(prec);
+    std::string disp = lower(col(row, "dispatcher"));
+    if (disp.empty() || disp == "recipe default" || disp == "n/a") disp = "alltoall";
+    if (disp.rfind("all-to-all", 0) == 0) disp = "alltoall";
+    l.dispatcher = layout::parse_dispatcher(disp);
+    const std::string rec = col(row, "recompute");
+    l.recompute = rec.empty() ? layout::Recompute{} : layout::parse_recompute(rec);
+    const std::string graph = col(row, "cuda_graph");
+    l.cuda_graph = graph.empty() ? layout::CudaGraph::none : layout::parse_cuda_graph(graph);
+  } catch (const std::invalid_argument& e) {
+    return std::string(e.what());
+  }
+  l.pp_layout = col(row, "pp_layout");
+  return std::nullopt;
+}
+
+// Rows that publish a PP/VPP split without its pipeline_model_parallel_layout, where the layers do not divide
+// evenly (DeepSeek-V3's 61, Qwen3's 94 layers): Megatron-Bridge's recipes then use an uneven layout. moesim's
+// documented default balances estimated stage cost: the loss stage's output layer and each MTP block count as
+// their FLOPs in decoder-layer units (moe-modeling.md §5.1 gives ~1.4 and ~2.5 for DeepSeek-V3), the last
+// virtual stage takes fewer layers accordingly, and the remaining layers spread evenly (extra layers on the
+// later stages, since stage 0 already holds the most in-flight activations).
+std::string balanced_pipeline_layout(const model::ModelSpec& m, const layout::Layout& l) {
+  const int stages = l.pp * l.vpp;
+  const int layers = static_cast<int>(m.num_layers);
+  model::FlopsOptions fo;
+  fo.seq_length = l.seq;
+  fo.mtp_num_layers = 0;
+  const auto f = model::training_flops_per_token(m, fo);
+  const double per_layer = (f.mlp + f.attention) / std::max(1, layers);
+  const double w_loss = f.logits / per_layer;
+  const double w_mtp = 1.0 + (f.logits + 6.0 * (3.0 * m.hidden_size + 2.0 * m.hidden_size * m.hidden_size)) / per_layer;
+  const double target = (layers + w_loss + w_mtp * l.mtp) / stages;
+  int last = stages > 1 ? std::max(0, static_cast<int>(std::lround(target - w_loss - w_mtp * l.mtp))) : layers;
+  last = std::min(last, layers);
+  std::vector<int> n(static_cast<std::size_t>(stages), 0);
+  n.back() = last;
+  if (stages > 1) {
+    const int rest = layers - last, others = stages - 1;
+    for (int i = 0; i < others; ++i) n[static_cast<std::size_t>(i)] = rest / others + (i >= others - rest % others ? 1 : 0);
+  }
+  std::string out;
+  for (int i = 0; i < stages; ++i) {
+    if (i > 0) out += '|';
+    if (i == 0) out += 'E';
+    out += std::string(static_cast<std::size_t>(n[static_cast<std::size_t>(i)]), 't');
+    if (i == stages - 1) out += std::string(static_cast<std::size_t>(l.mtp), 'm') + "L";
+  }
+  return out;
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = q * (v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = std::min(v.size() - 1, lo + 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - lo);
+}
+
+}  // namespace
+
+ValidationResult validate_table(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base) {
+  ValidationResult out;
+  std::vector<double> errors;
+  for (const auto& row : table.rows) {
+    ValidationRow v;
+    v.id = col(row, "id");
+    v.metric = col(row, "metric");
+    v.model = col(row, "model");
+    v.hardware = col(row, "hardware");
+    try {
+      v.measured = std::stod(col(row, "value"));
+    } catch (const std::exception&) {
+      v.skipped = "value \"" + col(row, "value") + "\" is not a number";
+    }
+    const bool metric_ok = v.metric == "tflops_per_gpu" || v.metric == "tokens_per_sec_per_gpu" || v.metric == "step_time_s";
+    if (v.skipped.empty() && !metric_ok) v.skipped = "metric " + v.metric + " is not a single-step prediction";
+    layout::Layout l;
+    if (v.skipped.empty())
+      if (auto why = read_layout(row, l)) v.skipped = *why;
+    if (v.skipped.empty()) {
+      try {
+        Case c{resolve.model(v.model), resolve.system(v.hardware), l};
+        // Recipe defaults of Megatron-Bridge MoE benchmarks (groundtruth.md §3.1): gradient reduce in BF16;
+        // DeepSeek-V3 also BF16 Adam moments (precision-aware optimizer).
+        if (lower(col(row, "framework")).find("megatron-bridge") != std::string::npos) {
+          c.layout.grad_reduce_dtype = layout::Dtype::bf16;
+          if (c.model.attention.kind == model::AttentionKind::mla) c.layout.optimizer_moment_dtype = layout::Dtype::bf16;
+        }
+        const int stages = c.layout.pp * c.layout.vpp;
+        if (c.layout.pp_layout.empty() && stages > 1 && c.model.num_layers % stages != 0)
+          c.layout.pp_layout = balanced_pipeline_layout(c.model, c.layout);
+        PredictOptions o = base;
+        // Published runs ran: a memory estimate above the GPU's HBM is moesim's error, not a reason to skip.
+        o.check_memory = false;
+        o.flops_convention = convention_of(col(row, "framework"));
+        o.keep_timeline = false;
+        const auto p = predict_step(c, o);
+        v.layout = p.report.layout_summary;
+        v.predicted = v.metric == "tflops_per_gpu"           ? p.report.tflops_per_gpu
+                      : v.metric == "tokens_per_sec_per_gpu" ? p.report.tokens_per_s_per_gpu
+                                                             : p.report.step_time_s;
+      } catch (const Error& e) {
+        std::string what = e.what();
+        if (auto nl = what.find('\n'); nl != std::string::npos) what = what.substr(0, nl) + " ...";
+        v.skipped = what;
+      }
+    }
+    if (v.predicted) errors.push_back(std::fabs(v.error_pct()));
+    else out.summary.skipped++;
+    out.rows.push_back(std::move(v));
+  }
+  out.summary.n = static_cast<int>(errors.size());
+  out.summary.median_abs_error_pct = percentile(errors, 0.5);
+  out.summary.p90_abs_error_pct = percentile(errors, 0.9);
+  out.summary.max_abs_error_pct = errors.empty() ? 0 : *std::max_element(errors.begin(), errors.end());
+  return out;
+}
+
+std::string to_json_text(const ValidationResult& r) {
+  nlohmann::ordered_json j;
+  auto rows = nlohmann::ordered_json::array();
+  for (const auto& v : r.rows) {
+    if (v.predicted)
+      rows.push_back({{"id", v.id}, {"metric", v.metric}, {"measured", v.measured}, {"predicted", *v.predicted}, {"error_pct", v.error_pct()}});
+    else
+      rows.push_back({{"id", v.id}, {"skipped", v.skipped}});
+  }
+  j["rows"] = rows;
+  j["summary"] = {{"n", r.summary.n}, {"skipped", r.summary.skipped}, {"median_abs_error_pct", r.summary.median_abs_error_pct},
+                  {"p90_abs_error_pct", r.summary.p90_abs_error_pct}, {"max_abs_error_pct", r.summary.max_abs_error_pct}};
+  return j.dump(2) + "\n";
+}
+
+std::string to_text_table(const ValidationResult& r) {
+  std::string out;
+  char line[400];
+  std::snprintf(line, sizeof line, "%-6s %-24s %10s %10s %8s  %s\n", "id", "metric", "measured", "predicted", "error", "model / hardware");
+  out += line;
+  for (const auto& v : r.rows) {
+    if (v.predicted)
+      std::snprintf(line, sizeof line, "%-6s %-24s %10.1f %10.1f %+7.1f%%  %s / %s\n", v.id.c_str(), v.metric.c_str(), v.measured,
+                    *v.predicted, v.error_pct(), v.model.c_str(), v.hardware.c_str());
+    else
+      std::snprintf(line, sizeof line, "%-6s skipped: %s\n", v.id.c_str(), v.skipped.substr(0, 300).c_str());
+    out += line;
+  }
+  std::snprintf(line, sizeof line, "rows predicted %d, skipped %d; |error| median %.1f%%, p90 %.1f%%, max %.1f%%\n", r.summary.n,
+                r.summary.skipped, r.summary.median_abs_error_pct, r.summary.p90_abs_error_pct, r.summary.max_abs_error_pct);
+  out += line;
+  return out;
+}
+
+std::string to_markdown(const ValidationResult& r) {
+  std::string out = "| id | model | hardware | metric | measured | predicted | error |\n|---|---|---|---|---|---|---|\n";
+  char line[400];
+  for (const auto& v : r.rows) {
+    if (!v.predicted) continue;
+    std::snprintf(line, sizeof line, "| %s | %s | %s | %s | %.1f | %.1f | %+.1f%% |\n", v.id.c_str(), v.model.c_str(), v.hardware.c_str(),
+                  v.metric.c_str(), v.measured, *v.predicted, v.error_pct());
+    out += line;
+  }
+  std::snprintf(line, sizeof line, "\nRows predicted: %d; skipped: %d. |error| median %.1f %%, p90 %.1f %%, max %.1f %%.\n",
+                r.summary.n, r.summary.skipped, r.summary.median_abs_error_pct, r.summary.p90_abs_error_pct, r.summary.max_abs_error_pct);
+  out += line;
+  return out;
+}
+
+}  // namespace moesim::predict

@@ -1,0 +1,55 @@
+#pragma once
+// Validation against published measurements: each row of a table with the columns of
+// ../shared/reference/groundtruth.csv becomes a case, is predicted, and is compared with its measured value.
+//
+// Row -> case: model and hardware resolve through the catalog aliases; tp..seq, precision, dispatcher,
+// recompute, mtp, cuda_graph, a2a_overlap and pp_layout fill the layout. Documented defaults for blank
+// software-stack columns: dispatcher "alltoall" (also for "recipe default" / "n/a"), recompute "none",
+// cuda_graph "none", a2a_overlap 0, mtp 0, precision BF16, etp 1, cp 1, vpp 1. Rows whose metric is not a step
+// prediction (time-to-train, scaling percentages), whose parallel sizes are missing, or whose names do not
+// resolve are skipped with the reason. The FLOP definition follows the row's framework: MaxText/JAX ->
+// maxtext, TorchTitan -> torchtitan, everything else -> megatron.
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/csv_table.hpp"
+#include "predict/predict_step.hpp"
+
+namespace moesim::predict {
+
+struct ValidationRow {
+  std::string id;
+  std::string metric;
+  double measured = 0;
+  std::optional<double> predicted;  // absent when skipped
+  std::string skipped;              // the reason, when skipped
+  std::string model, hardware, layout;
+  double error_pct() const { return predicted ? 100.0 * (*predicted - measured) / measured : 0.0; }
+};
+
+struct ValidationSummary {
+  int n = 0;  // rows predicted
+  int skipped = 0;
+  double median_abs_error_pct = 0, p90_abs_error_pct = 0, max_abs_error_pct = 0;
+};
+
+struct ValidationResult {
+  std::vector<ValidationRow> rows;
+  ValidationSummary summary;
+};
+
+// `resolve_model` / `resolve_system` map a table name to a catalog entry (throwing ConfigError when unknown).
+struct Resolvers {
+  std::function<model::ModelSpec(const std::string&)> model;
+  std::function<topology::SystemSpec(const std::string&)> system;
+};
+
+ValidationResult validate_table(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base = {});
+
+std::string to_json_text(const ValidationResult& r);
+std::string to_text_table(const ValidationResult& r);
+std::string to_markdown(const ValidationResult& r);  // the README's accuracy table
+
+}  // namespace moesim::predict

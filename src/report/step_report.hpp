@@ -1,0 +1,40 @@
+#pragma once
+// StepReport: what one simulated training step predicts, with stable field names (the `--json` contract).
+#include <map>
+#include <string>
+#include <vector>
+
+namespace moesim::report {
+
+struct StageMemory {
+  int pp_rank = 0;
+  double weights_GiB = 0, gradients_GiB = 0, optimizer_GiB = 0, activations_GiB = 0, buffers_GiB = 0, total_GiB = 0;
+};
+
+struct StepReport {
+  std::string model, system;
+  int gpus = 0;
+  std::string layout_summary;       // "TP1 PP2 VPP8 EP32 ..."
+  double step_time_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double tflops_per_gpu = 0;        // model FLOPs (flops_convention) / step time / GPUs
+  double mfu = 0;                   // tflops_per_gpu / dense BF16 peak
+  double memory_max_GiB = 0;
+  double usable_hbm_GiB = 0;
+  double flops_per_token = 0;
+  std::string flops_convention;     // "megatron" unless asked otherwise
+  std::string kernel_cost_model;    // which kernel costs were used ("roofline (built-in ...)", a fit, ...)
+  // Seconds of the step on the critical simulated rank, adding up to step_time_s: compute, optimizer,
+  // exposed communication per group (tp, cp, ep, dp, pp), host (launch-bound time: the step minus the same
+  // step with free launches and no syncs), bubble (the rest: pipeline fill/drain and waits).
+  std::map<std::string, double> breakdown;
+  int critical_pp_rank = 0;
+  std::vector<StageMemory> memory;
+  std::size_t simulated_ops = 0;
+  int simulated_ranks = 0;
+};
+
+std::string to_json_text(const StepReport& r);  // pretty JSON, stable key order
+std::string to_table(const StepReport& r);      // the short terminal table
+
+}  // namespace moesim::report

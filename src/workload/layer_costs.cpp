@@ -1,0 +1,308 @@
+#include "workload/layer_costs.hpp"
+
+#include <cmath>
+
+#include "kernels/kernel.hpp"
+#include "model/flops.hpp"
+
+namespace moesim::workload {
+namespace {
+using layout::RecomputeModule;
+using I = std::int64_t;
+
+constexpr double kBf16 = 2.0;
+
+class Costing {
+ public:
+  Costing(const CostContext& ctx, kernels::DType dtype) : ctx_(ctx), dtype_(dtype) {}
+
+  Block gemm(I m, I n, I k, bool high_precision = false) const {
+    if (m <= 0 || n <= 0 || k <= 0) return {};
+    kernels::Gemm g{m, n, k, high_precision ? kernels::DType::bf16 : dtype_};
+    Block b{ctx_.kernels.seconds(g, ctx_.device), 1};
+    if (!high_precision && dtype_ != kernels::DType::bf16) b += cast(m * k);  // quantize the activation input
+    return b;
+  }
+  // Forward GEMM (m x k) * (k x n), plus its backward: dgrad (m x n)*(n x k) and wgrad (k x m)*(m x n).
+  BlockCost linear(I m, I n, I k, bool high_precision = false) const {
+    return {gemm(m, n, k, high_precision), gemm(m, k, n, high_precision), gemm(k, n, m, high_precision)};
+  }
+  BlockCost grouped(const std::vector<I>& tokens, I n, I k) const {
+    BlockCost c;
+    I total = 0;
+    for (I t : tokens) total += t;
+    if (total == 0) return c;
+    kernels::GroupedGemm f{tokens, n, k, dtype_};
+    kernels::GroupedGemm d{tokens, k, n, dtype_};
+    c.fwd = {ctx_.kernels.seconds(f, ctx_.device), 1};
+    c.dgrad = {ctx_.kernels.seconds(d, ctx_.device), 1};
+    // wgrad: one k x n weight gradient per expert over its tokens: the same FLOP as the forward.
+    c.wgrad = {ctx_.kernels.seconds(f, ctx_.device), 1};
+    if (dtype_ != kernels::DType::bf16) {
+      c.fwd += cast(total * k);
+      c.dgrad += cast(total * n);
+      c.wgrad += cast(total * (k + n));  // column-wise copies for the weight gradient
+    }
+    return c;
+  }
+  // Memory-bound kernel touching `bytes` (read + write).
+  Block mem(double bytes, const char* name, int kernels = 1) const {
+    if (bytes <= 0) return {};
+    kernels::MemoryBound mb{bytes, name};
+    return {ctx_.kernels.seconds(mb, ctx_.device) * 1.0 + 0.0, kernels};
+  }
+  Block cast(I elements) const { return mem(static_cast<double>(elements) * (kBf16 + 1.0), "quantize"); }
+  BlockCost attention(const kernels::AttentionShape& s) const {
+    kernels::AttentionFwd f;
+    static_cast<kernels::AttentionShape&>(f) = s;
+    kernels::AttentionBwd b;
+    static_cast<kernels::AttentionShape&>(b) = s;
+    return {{ctx_.kernels.seconds(f, ctx_.device), 1}, {ctx_.kernels.seconds(b, ctx_.device), 1}, {}};
+  }
+
+ private:
+  const CostContext& ctx_;
+  kernels::DType dtype_;
+};
+
+void add(BlockCost& into, const BlockCost& c) {
+  into.fwd += c.fwd;
+  into.dgrad += c.dgrad;
+  into.wgrad += c.wgrad;
+}
+void add_fwd_bwd(BlockCost& into, const Block& fwd, const Block& bwd) {
+  into.fwd += fwd;
+  into.dgrad += bwd;
+}
+
+// Per-layer attention. Tokens: `t_full` = tokens of the TP group (GEMM rows after the SP all-gather).
+BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, const Costing& k, I t_full) {
+  const auto& a = m.attention;
+  const I h = m.hidden_size, tp = l.tp;
+  BlockCost c;
+  const double norm_bytes = static_cast<double>(t_full) * h * kBf16 * 2 / tp;
+  add_fwd_bwd(c, k.mem(norm_bytes, "rmsnorm"), k.mem(norm_bytes * 1.5, "rmsnorm_bwd"));
+  kernels::AttentionShape s;
+  s.batch = l.mbs;
+  s.seq_q = l.seq / l.cp;
+  s.seq_kv = l.seq;  // with CP each rank's queries attend across the gathered keys (load-balanced halves)
+  s.heads = a.num_attention_heads / tp;
+  s.causal = true;
+  s.window = 0;
+  s.dtype = kernels::DType::bf16;  // core attention runs in BF16 (groundtruth.md §6: SDPA stays high precision)
+  if (a.kind == model::AttentionKind::mla) {
+    const I nh = a.num_attention_heads;
+    if (a.q_lora_rank > 0) {
+      add(c, k.linear(t_full, a.q_lora_rank, h));
+      add_fwd_bwd(c, k.mem(static_cast<double>(t_full) * a.q_lora_rank * kBf16 * 2, "q_norm"), k.mem(static_cast<double>(t_full) * a.q_lora_rank * kBf16 * 3, "q_norm_bwd"));
+      add(c, k.linear(t_full, nh * a.qk_head_dim() / tp, a.q_lora_rank));
+    } else {
+      add(c, k.linear(t_full, nh * a.qk_head_dim() / tp, h));
+    }
+    add(c, k.linear(t_full, a.kv_lora_rank + a.qk_rope_head_dim, h));
+    add_fwd_bwd(c, k.mem(static_cast<double>(t_full) * a.kv_lora_rank * kBf16 * 2, "kv_norm"), k.mem(static_cast<double>(t_full) * a.kv_lora_rank * kBf16 * 3, "kv_norm_bwd"));
+    add(c, k.linear(t_full, nh * (a.qk_nope_head_dim + a.v_head_dim) / tp, a.kv_lora_rank));
+    const double rope = static_cast<double>(t_full) * nh / tp * a.qk_rope_head_dim * kBf16 * 4;
+    add_fwd_bwd(c, k.mem(rope, "rope", 2), k.mem(rope, "rope_bwd", 2));
+    s.kv_heads = s.heads;
+    s.d_qk = a.qk_head_dim();
+    s.d_v = a.v_head_dim;
+    add(c, k.attention(s));
+    add(c, k.linear(t_full, h, nh * a.v_head_dim / tp));
+  } else {
+    const I q = a.num_attention_heads * a.head_dim, kv = a.num_query_groups * a.head_dim;
+    add(c, k.linear(t_full, (q + 2 * kv) / tp, h));
+    const double rope = static_cast<double>(t_full) * (q + kv) / tp * kBf16 * 2;
+    add_fwd_bwd(c, k.mem(rope, "rope", 1), k.mem(rope, "rope_bwd", 1));
+    s.kv_heads = std::max<I>(1, a.num_query_groups / tp);
+    s.d_qk = a.head_dim;
+    s.d_v = a.head_dim;
+    // Sliding-window layers are costed as the model's window where every layer has one; mixed patterns are
+    // averaged by the caller (see layer_costs).
+    add(c, k.attention(s));
+    add(c, k.linear(t_full, h, q / tp));
+  }
+  return c;
+}
+
+}  // namespace
+
+kernels::DType gemm_dtype(layout::Precision p) {
+  switch (p) {
+    case layout::Precision::bf16: return kernels::DType::bf16;
+    case layout::Precision::fp8_tensorwise: return kernels::DType::fp8;
+    case layout::Precision::fp8_blockwise:
+    case layout::Precision::mxfp8: return kernels::DType::fp8_block;
+    case layout::Precision::nvfp4: return kernels::DType::fp4;
+  }
+  return kernels::DType::bf16;
+}
+
+double expected_distinct_ranks(int num_experts, int top_k, int ep) {
+  if (ep <= 1 || num_experts <= 0) return 1.0;
+  // P(a given rank holds none of the k experts) = C(E - E/ep, k) / C(E, k) = prod_{i<k} (E - E/ep - i)/(E - i).
+  const double per_rank = static_cast<double>(num_experts) / ep;
+  double none = 1.0;
+  for (int i = 0; i < top_k; ++i) none *= std::max(0.0, (num_experts - per_rank - i) / (num_experts - i));
+  return ep * (1.0 - none);
+}
+
+LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::Layout& l, const CostContext& ctx,
+                       int ep_domain_ranks) {
+  const Costing k(ctx, gemm_dtype(l.precision));
+  LayerCosts c;
+  c.moe = moe_layer;
+  const I h = m.hidden_size, tp = l.tp;
+  const I t_full = static_cast<I>(l.mbs) * l.seq / l.cp;  // tokens of the TP group
+  const I t_rank = t_full / tp;                            // tokens this GPU owns (sequence parallel)
+  const bool sp = l.uses_sequence_parallel();
+  const double s_act = static_cast<double>(t_full) * h * kBf16;  // one full activation of the TP group
+
+  c.attention = attention_block(m, l, k, t_full);
+  const double tp_coll = tp > 1 ? s_act * (tp - 1) / tp : 0;  // one SP all-gather or reduce-scatter
+  const double tp_allreduce = 2 * tp_coll;                     // without SP
+
+  const double norm_bytes = static_cast<double>(t_rank) * h * kBf16 * 2;
+  const int gated = m.ffn.activation == model::Activation::swiglu ? 2 : 1;
+  if (moe_layer) {
+    const I E = m.moe.num_experts, topk = m.moe.top_k, f = m.moe.expert_ffn_hidden_size;
+    // Router GEMM stays BF16 (groundtruth.md §6); top-k, softmax/sigmoid and permute are memory-bound.
+    // Kernel count of the router: 31 after Megatron's router fusion (moe-modeling.md §7).
+    c.pre_dispatch.fwd += k.mem(norm_bytes, "rmsnorm");
+    c.pre_dispatch.fwd += k.gemm(t_rank, E, h, /*high_precision=*/true);
+    c.pre_dispatch.fwd += k.mem(static_cast<double>(t_rank) * E * 4 * 6, "router_topk", 29);
+    c.pre_dispatch.fwd += k.mem(static_cast<double>(t_rank) * topk * h * kBf16 * 2, "permute", 2);
+    c.pre_dispatch.dgrad += k.mem(norm_bytes * 1.5, "rmsnorm_bwd");
+    c.pre_dispatch.dgrad += k.gemm(t_rank, h, E, true);
+    c.pre_dispatch.dgrad += k.mem(static_cast<double>(t_rank) * E * 4 * 6, "router_bwd", 8);
+    c.pre_dispatch.dgrad += k.mem(static_cast<double>(t_rank) * topk * h * kBf16 * 2, "permute_bwd", 2);
+    c.pre_dispatch.wgrad += k.gemm(h, E, t_rank, true);
+
+    // Balanced routing: every local expert gets t_rank * top_k * ep / E token copies.
+    const I local_experts = std::max<I>(1, E / l.ep);
+    const I per_expert = t_rank * topk * l.ep / E;
+    const std::vector<I> tokens(static_cast<std::size_t>(local_experts), per_expert);
+    const I f_local = f / l.etp;
+    add(c.experts, k.grouped(tokens, gated * f_local, h));
+    const double act_bytes = static_cast<double>(t_rank) * topk * f_local * kBf16 * (gated + 1);
+    c.experts.fwd += k.mem(act_bytes, "swiglu");
+    c.experts.dgrad += k.mem(act_bytes * 2, "swiglu_bwd");
+    add(c.experts, k.grouped(tokens, h, f_local));
+
+    c.post_combine.fwd += k.mem(static_cast<double>(t_rank) * topk * h * kBf16 * 2, "unpermute", 2);
+    c.post_combine.dgrad += k.mem(static_cast<double>(t_rank) * topk * h * kBf16 * 2, "unpermute_bwd", 2);
+
+    if (m.moe.num_shared_experts > 0) {
+      const I fs = m.moe.num_shared_experts * m.moe.shared_expert_ffn_hidden_size;
+      add(c.shared, k.linear(t_rank, gated * fs, h));
+      const double sbytes = static_cast<double>(t_rank) * fs * kBf16 * (gated + 1);
+      c.shared.fwd += k.mem(sbytes, "shared_swiglu");
+      c.shared.dgrad += k.mem(sbytes * 2, "shared_swiglu_bwd");
+      add(c.shared, k.linear(t_rank, h, fs));
+    }
+
+    // EP volumes (moe-modeling.md §4.2). Dispatch in BF16 except DeepEP with FP8 GEMMs (FP8 + one fp32 scale per
+    // 128 channels); NVIDIA's HybridEP recipes dispatch BF16. Combine is BF16.
+    const double frac_remote = l.ep > 1 ? static_cast<double>(l.ep - 1) / l.ep : 0.0;
+    double copies = 0;  // token copies that leave this GPU per token
+    switch (l.dispatcher) {
+      case layout::Dispatcher::alltoall: copies = static_cast<double>(topk) * frac_remote; break;  // one per (token, expert)
+      case layout::Dispatcher::allgather: copies = static_cast<double>(l.ep - 1); break;         // every token to every rank
+      case layout::Dispatcher::deepep:
+      case layout::Dispatcher::hybridep:
+        copies = expected_distinct_ranks(static_cast<int>(E), static_cast<int>(topk), l.ep) * frac_remote;  // one per (token, rank)
+        break;
+    }
+    const double dispatch_b = (l.dispatcher == layout::Dispatcher::deepep && l.precision != layout::Precision::bf16)
+                                  ? 1.0 + 4.0 / 128.0
+                                  : kBf16;
+    c.ep_dispatch_bytes = static_cast<double>(t_rank) * h * copies * dispatch_b;
+    c.ep_combine_bytes = static_cast<double>(t_rank) * h * copies * kBf16;
+    c.ep_nic_fraction = l.ep > 1 ? std::max(0.0, 1.0 - static_cast<double>(ep_domain_ranks) / l.ep) : 0.0;
+    c.tp_fwd_bytes = sp ? 2 * tp_coll : tp_allreduce;  // attention AG + RS
+  } else {
+    const I f = m.ffn.ffn_hidden_size;
+    c.pre_dispatch.fwd += k.mem(norm_bytes, "rmsnorm");
+    c.pre_dispatch.dgrad += k.mem(norm_bytes * 1.5, "rmsnorm_bwd");
+    add(c.experts, k.linear(t_full, gated * f / tp, h));
+    const double act_bytes = static_cast<double>(t_full) * f / tp * kBf16 * (gated + 1);
+    c.experts.fwd += k.mem(act_bytes, "swiglu");
+    c.experts.dgrad += k.mem(act_bytes * 2, "swiglu_bwd");
+    add(c.experts, k.linear(t_full, h, f / tp));
+    c.tp_fwd_bytes = sp ? 4 * tp_coll : 2 * tp_allreduce;  // attention and MLP: AG + RS each
+  }
+  // Backward: the transposed collectives plus a re-gather of the sharded inputs for wgrad (§4.1): ~1.5x.
+  c.tp_bwd_bytes = 1.5 * c.tp_fwd_bytes;
+
+  if (l.cp > 1) {  // ring attention moves the per-head K and V (MLA: up-projected, §4.5)
+    const auto& a = m.attention;
+    const double kv_dims = a.kind == model::AttentionKind::mla
+                               ? static_cast<double>(a.num_attention_heads) * (a.qk_head_dim() + a.v_head_dim)
+                               : 2.0 * a.num_query_groups * a.head_dim;
+    c.cp_fwd_bytes = static_cast<double>(l.cp - 1) / l.cp * l.mbs * l.seq * kv_dims * kBf16 / tp;
+    c.cp_bwd_bytes = 2 * c.cp_fwd_bytes;
+  }
+
+  // Recompute: forward work redone before the backward (Megatron's selective modules or the full layer).
+  const auto& r = l.recompute;
+  if (r.granularity == layout::RecomputeGranularity::full) {
+    c.recompute += c.attention.fwd;
+    c.recompute += c.pre_dispatch.fwd;
+    c.recompute += c.experts.fwd;
+    c.recompute += c.shared.fwd;
+    c.recompute += c.post_combine.fwd;
+  } else if (r.granularity == layout::RecomputeGranularity::selective) {
+    if (r.has(RecomputeModule::core_attn) || r.has(RecomputeModule::mla_up_proj)) c.recompute += c.attention.fwd;
+    if (r.has(RecomputeModule::layernorm)) c.recompute += k.mem(norm_bytes * 2, "rmsnorm", 2);
+    if (moe_layer) {
+      if (r.has(RecomputeModule::moe)) {
+        c.recompute += c.pre_dispatch.fwd;
+        c.recompute += c.experts.fwd;
+      } else if (r.has(RecomputeModule::moe_act)) {
+        const I f_local = m.moe.expert_ffn_hidden_size / l.etp;
+        c.recompute += k.mem(static_cast<double>(t_rank) * m.moe.top_k * f_local * kBf16 * (gated + 1), "swiglu");
+      }
+      if (r.has(RecomputeModule::shared_experts)) c.recompute += c.shared.fwd;
+    } else if (r.has(RecomputeModule::mlp)) {
+      c.recompute += c.experts.fwd;
+    }
+  }
+  return c;
+}
+
+BlockCost embedding_cost(const model::ModelSpec& m, const layout::Layout& l, const CostContext& ctx) {
+  const Costing k(ctx, gemm_dtype(l.precision));
+  const double bytes = static_cast<double>(l.mbs) * l.seq / l.cp * m.hidden_size * kBf16 * 2;
+  BlockCost c;
+  c.fwd = k.mem(bytes, "embedding");
+  c.wgrad = k.mem(bytes * 2, "embedding_bwd");
+  return c;
+}
+
+BlockCost output_cost(const model::ModelSpec& m, const layout::Layout& l, const CostContext& ctx) {
+  const Costing k(ctx, gemm_dtype(l.precision));
+  const I t_full = static_cast<I>(l.mbs) * l.seq / l.cp;
+  const I vocab = model::padded_vocab_size(m.vocab_size, 128, l.tp);
+  BlockCost c = k.linear(t_full, vocab / l.tp, m.hidden_size, /*high_precision=*/true);  // the head stays BF16
+  const double logits = static_cast<double>(t_full) * vocab / l.tp * 4.0;
+  c.fwd += k.mem(logits * 2, "cross_entropy", 3);
+  c.dgrad += k.mem(logits * 2, "cross_entropy_bwd", 2);
+  c.fwd += k.mem(static_cast<double>(t_full) * m.hidden_size * kBf16 * 2, "final_norm");
+  return c;
+}
+
+BlockCost mtp_extra_cost(const model::ModelSpec& m, const layout::Layout& l, const CostContext& ctx) {
+  const Costing k(ctx, gemm_dtype(l.precision));
+  const I t_full = static_cast<I>(l.mbs) * l.seq / l.cp;
+  BlockCost c = k.linear(t_full, m.hidden_size / l.tp, 2 * m.hidden_size);
+  const double norms = static_cast<double>(t_full) * m.hidden_size * kBf16 * 2 * 3;
+  c.fwd += k.mem(norms, "mtp_norms", 3);
+  c.dgrad += k.mem(norms * 1.5, "mtp_norms_bwd", 3);
+  const BlockCost head = output_cost(m, l, ctx);
+  c.fwd += head.fwd;
+  c.dgrad += head.dgrad;
+  c.wgrad += head.wgrad;
+  return c;
+}
+
+}  // namespace moesim::workload

@@ -1,0 +1,599 @@
+#include "workload/step_builder.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/error.hpp"
+#include "layout/rank_map.hpp"
+#include "memory/memory_model.hpp"
+#include "workload/layer_costs.hpp"
+#include "workload/pipeline_schedule.hpp"
+
+namespace moesim::workload {
+namespace {
+
+Picoseconds ps(double seconds) { return seconds_to_ps(seconds); }
+
+enum class LinkClass { nvlink, nic };
+
+// Where a parallel dimension's groups sit: how many members share an NVLink domain, how many domains a group spans.
+struct GroupPlacement {
+  int size = 1;
+  int domains = 1;
+  bool crosses() const { return domains > 1; }
+};
+
+class Builder {
+ public:
+  explicit Builder(const StepInputs& in)
+      : in_(in), l_(in.layout), m_(in.model), p_(in.params), device_(device_rates(in.system.gpu)),
+        ctx_{in.kernels, device_}, map_(l_) {
+    if (const auto* f = in.system.calibration.find("kernel_launch")) p_.kernel_launch_us = f->value_si * 1e6;
+    domain_ = {in.system.scale_up.domain_size,
+               in.system.scale_up.gpus_used_per_domain > 0 ? in.system.scale_up.gpus_used_per_domain
+                                                           : in.system.scale_up.domain_size};
+    place_ = [&](layout::Dim d) {
+      const auto p = layout::placement(map_, d, domain_);
+      return GroupPlacement{p.group_size, p.max_domains_per_group};
+    };
+    const auto ep = place_(layout::Dim::ep);
+    const int ep_domain_ranks = std::max(1, ep.size / std::max(1, ep.domains));
+    dense_cost_ = layer_costs(m_, false, l_, ctx_, ep_domain_ranks);
+    if (m_.is_moe()) moe_cost_ = layer_costs(m_, true, l_, ctx_, ep_domain_ranks);
+    embedding_ = embedding_cost(m_, l_, ctx_);
+    output_ = output_cost(m_, l_, ctx_);
+    mtp_extra_ = mtp_extra_cost(m_, l_, ctx_);
+  }
+
+  StepWorkload build() {
+    StepWorkload w;
+    g_ = &w.graph;
+    const int pp = in_.stages.pp;
+    for (int r = 0; r < pp; ++r) {
+      RankInfo info;
+      info.sm_count = in_.system.gpu.sm_count;
+      info.class_size = l_.gpus / pp;
+      info.name = "pp" + std::to_string(r);
+      g_->add_rank(info);
+      w.network.link_capacity_Bps.push_back(in_.system.gpu.nvlink_Bps_per_direction);
+      w.network.link_names.push_back(info.name + ".nvlink");
+      w.network.link_capacity_Bps.push_back(in_.system.scale_out.nic.Bps_per_direction * in_.system.scale_out.nics_per_gpu);
+      w.network.link_names.push_back(info.name + ".nic");
+    }
+    memory_ = memory::estimate_memory(m_, l_, in_.stages, 1e30);
+    for (int r = 0; r < pp; ++r) build_rank(r);
+    w.simulated_ranks = pp;
+    return w;
+  }
+
+ private:
+  // ---- op helpers ------------------------------------------------------------------------------------
+  struct Chain {
+    OpId last = -1;
+  };
+
+  LinkId link(int rank, LinkClass c) const { return 2 * rank + (c == LinkClass::nic ? 1 : 0); }
+
+  bool captured(bool graphable) const {
+    return l_.cuda_graph == layout::CudaGraph::full || (l_.cuda_graph == layout::CudaGraph::partial && graphable);
+  }
+
+  OpId compute(int rank, const Block& b, const char* name, Chain& chain, int layer, int mb, Phase phase,
+               bool graphable = false, std::vector<OpId> extra = {}) {
+    if (b.kernels == 0 && b.seconds <= 0) return chain.last;
+    Op op;
+    op.rank = rank;
+    op.stream = Stream::compute;
+    op.kind = OpKind::compute;
+    op.name = g_->name_id(name);
+    op.category = g_->category_id(phase == Phase::optimizer ? "optimizer" : "compute");
+    op.layer = layer;
+    op.microbatch = mb;
+    op.phase = phase;
+    op.duration = ps(b.seconds);
+    set_launch(op, b.kernels, graphable);
+    if (chain.last >= 0) op.deps.push_back(chain.last);
+    for (OpId e : extra)
+      if (e >= 0) op.deps.push_back(e);
+    chain.last = g_->add_op(std::move(op));
+    return chain.last;
+  }
+
+  void set_launch(Op& op, int kernels, bool graphable) {
+    if (l_.cuda_graph == layout::CudaGraph::full) {
+      op.graph_captured = true;
+    } else if (captured(graphable)) {
+      op.launch_cost = ps(p_.graph_launch_us * 1e-6);  // one graph launch replaces the block's kernels
+    } else {
+      op.launch_cost = ps(p_.kernel_launch_us * 1e-6 * std::max(1, kernels));
+    }
+  }
+
+  struct CommSpec {
+    Stream stream;
+    const char* category;
+    const char* name;
+    double nvlink_bytes = 0, nic_bytes = 0;          // wire bytes per GPU
+    double nvlink_eff = 1, nic_eff = 1;              // achieved fraction of line rate
+    double latency_s = 0;
+    int sms = 0;
+  };
+
+  OpId comm(int rank, const CommSpec& s, std::vector<OpId> deps, int layer, int mb, Phase phase) {
+    if (s.nvlink_bytes <= 0 && s.nic_bytes <= 0) return deps.empty() ? -1 : deps.back();
+    Collective c;
+    if (s.nvlink_bytes > 0) c.flows.push_back({{link(rank, LinkClass::nvlink)}, s.nvlink_bytes / s.nvlink_eff});
+    if (s.nic_bytes > 0) c.flows.push_back({{link(rank, LinkClass::nic)}, s.nic_bytes / s.nic_eff});
+    c.latency = ps(s.latency_s);
+    c.sm_count = s.sms;
+    const CollectiveId cid = g_->add_collective(std::move(c));
+    Op op;
+    op.rank = rank;
+    op.stream = s.stream;
+    op.kind = OpKind::collective;
+    op.collective = cid;
+    op.name = g_->name_id(s.name);
+    op.category = g_->category_id(s.category);
+    op.layer = layer;
+    op.microbatch = mb;
+    op.phase = phase;
+    set_launch(op, 1, false);
+    for (OpId d : deps)
+      if (d >= 0) op.deps.push_back(d);
+    return g_->add_op(std::move(op));
+  }
+
+  // NCCL ring latency: base + intra-domain steps x NVLink step latency + inter-domain steps x network step
+  // latency (hardware.md §5.3 tuning model).
+  double ring_latency(const GroupPlacement& g) const {
+    const int steps = std::max(0, g.size - 1);
+    const int inter = g.crosses() ? std::min(steps, g.domains - 1) : 0;
+    return 1e-6 * (p_.nccl_base_latency_us + (steps - inter) * p_.nccl_nvlink_step_latency_us +
+                   inter * p_.nccl_net_step_latency_us);
+  }
+
+  // A ring collective over a group moving `bytes` per GPU: over NVLink inside a domain, bottlenecked by the
+  // NIC when the group spans domains.
+  CommSpec ring(Stream stream, const char* cat, const char* name, const GroupPlacement& g, double bytes) const {
+    CommSpec s{stream, cat, name};
+    if (g.crosses()) {
+      s.nic_bytes = bytes;
+      s.nic_eff = p_.nccl_nic_efficiency;
+    } else {
+      s.nvlink_bytes = bytes;
+      s.nvlink_eff = p_.nccl_nvlink_efficiency;
+    }
+    s.latency_s = ring_latency(g);
+    s.sms = p_.nccl_sms;
+    return s;
+  }
+
+  CommSpec ep_comm(const char* name, double bytes, bool dispatch) const {
+    CommSpec s{Stream::ep_comm, "ep", name};
+    const double f = moe_cost_.ep_nic_fraction;
+    s.nvlink_bytes = bytes * (1 - f);
+    s.nic_bytes = bytes * f;
+    const bool mnnvl = domain_.size > 8;
+    switch (l_.dispatcher) {
+      case layout::Dispatcher::hybridep:
+        s.nvlink_eff = mnnvl ? (dispatch ? p_.hybridep_mnnvl_dispatch_efficiency : p_.hybridep_mnnvl_combine_efficiency)
+                             : (dispatch ? p_.hybridep_nvl8_dispatch_efficiency : p_.hybridep_nvl8_combine_efficiency);
+        s.nic_eff = p_.ep_rdma_efficiency;
+        s.sms = p_.hybridep_sms;
+        break;
+      case layout::Dispatcher::deepep:
+        s.nvlink_eff = mnnvl ? (dispatch ? p_.deepep_mnnvl_dispatch_efficiency : p_.deepep_mnnvl_combine_efficiency)
+                             : (dispatch ? p_.deepep_nvl8_dispatch_efficiency : p_.deepep_nvl8_combine_efficiency);
+        s.nic_eff = p_.ep_rdma_efficiency;
+        s.sms = p_.deepep_sms;
+        break;
+      default:
+        s.nvlink_eff = p_.nccl_nvlink_efficiency;
+        s.nic_eff = p_.nccl_nic_efficiency;
+        s.sms = p_.nccl_sms;
+        break;
+    }
+    const auto g = place_(layout::Dim::ep);
+    s.latency_s = 1e-6 * (p_.nccl_base_latency_us + (g.crosses() ? p_.nccl_net_step_latency_us : p_.nccl_nvlink_step_latency_us));
+    return s;
+  }
+
+  // ---- one layer, split into steps so that a forward and a backward can be merged (§5.2) -----------------
+  struct LayerRun {
+    int rank, layer, mb;
+    bool moe;
+    const LayerCosts* cost;
+    Chain* chain;
+  };
+
+  const LayerCosts& cost_of(bool moe) const { return moe ? moe_cost_ : dense_cost_; }
+
+  void tp_cp_fwd(const LayerRun& r, bool before_attention) {
+    const auto& c = *r.cost;
+    if (before_attention && c.cp_fwd_bytes > 0) {
+      const auto g = place_(layout::Dim::cp);
+      auto s = ring(Stream::tp_comm, "cp", "cp_kv_exchange", g, c.cp_fwd_bytes);
+      // Ring attention overlaps the K/V exchange with the attention kernels: the exchange runs beside the
+      // attention block and the next block waits for both.
+      cp_pending_ = comm(r.rank, s, {r.chain->last}, r.layer, r.mb, Phase::fwd);
+      return;
+    }
+    if (!before_attention && c.tp_fwd_bytes > 0) {
+      const auto g = place_(layout::Dim::tp);
+      r.chain->last = comm(r.rank, ring(Stream::tp_comm, "tp", "tp_sp_collectives", g, c.tp_fwd_bytes), {r.chain->last}, r.layer, r.mb, Phase::fwd);
+    }
+  }
+
+  void fwd_pre_dispatch(const LayerRun& r) {
+    const auto& c = *r.cost;
+    tp_cp_fwd(r, true);
+    compute(r.rank, c.attention.fwd, "attention_fwd", *r.chain, r.layer, r.mb, Phase::fwd, true);
+    if (cp_pending_ >= 0) r.chain->last = join(r, cp_pending_), cp_pending_ = -1;
+    tp_cp_fwd(r, false);
+    compute(r.rank, c.pre_dispatch.fwd, r.moe ? "router_permute_fwd" : "mlp_norm_fwd", *r.chain, r.layer, r.mb, Phase::fwd, true);
+  }
+  // MoE: dispatch (+ the shared expert beside it), experts, combine. Dense: the MLP.
+  OpId fwd_dispatch(const LayerRun& r) {
+    if (!r.moe) return -1;
+    if (l_.cuda_graph != layout::CudaGraph::full) host_sync(r);
+    return comm(r.rank, ep_comm("ep_dispatch", r.cost->ep_dispatch_bytes, true), {r.chain->last}, r.layer, r.mb, Phase::fwd);
+  }
+  void fwd_mlp(const LayerRun& r, OpId dispatch) {
+    const auto& c = *r.cost;
+    if (!r.moe) {
+      compute(r.rank, c.experts.fwd, "mlp_fwd", *r.chain, r.layer, r.mb, Phase::fwd, true);
+      return;
+    }
+    Chain shared{r.chain->last};
+    compute(r.rank, c.shared.fwd, "shared_expert_fwd", shared, r.layer, r.mb, Phase::fwd, true);
+    r.chain->last = dispatch;
+    compute(r.rank, c.experts.fwd, "experts_fwd", *r.chain, r.layer, r.mb, Phase::fwd, false, {shared.last});
+  }
+  void fwd_combine(const LayerRun& r) {
+    if (!r.moe) {
+      tp_cp_fwd(r, false);
+      return;
+    }
+    r.chain->last = comm(r.rank, ep_comm("ep_combine", r.cost->ep_combine_bytes, false), {r.chain->last}, r.layer, r.mb, Phase::fwd);
+    compute(r.rank, r.cost->post_combine.fwd, "unpermute_fwd", *r.chain, r.layer, r.mb, Phase::fwd, false);
+  }
+
+  OpId join(const LayerRun& r, OpId other) {
+    // A zero-time marker op on the compute stream that waits for both the chain and `other`.
+    Op op;
+    op.rank = r.rank;
+    op.stream = Stream::compute;
+    op.kind = OpKind::delay;
+    op.name = g_->name_id("wait");
+    op.category = g_->category_id("compute");
+    op.layer = r.layer;
+    op.microbatch = r.mb;
+    op.graph_captured = true;
+    if (r.chain->last >= 0) op.deps.push_back(r.chain->last);
+    op.deps.push_back(other);
+    return g_->add_op(std::move(op));
+  }
+
+  void host_sync(const LayerRun& r) {
+    Op op;
+    op.rank = r.rank;
+    op.stream = Stream::host;
+    op.kind = OpKind::host_sync;
+    op.name = g_->name_id("dropless_token_count_sync");
+    op.category = g_->category_id("host");
+    op.layer = r.layer;
+    op.microbatch = r.mb;
+    op.phase = Phase::fwd;
+    op.deps.push_back(r.chain->last);
+    g_->add_op(std::move(op));
+  }
+
+  void bwd_recompute(const LayerRun& r) {
+    compute(r.rank, r.cost->recompute, "recompute", *r.chain, r.layer, r.mb, Phase::recompute, true);
+  }
+  // MoE backward of the combine: unpermute grad, then the combine-gradient all-to-all (dispatch-shaped, BF16).
+  OpId bwd_combine(const LayerRun& r) {
+    if (!r.moe) {
+      if (r.cost->tp_bwd_bytes > 0) {
+        const auto g = place_(layout::Dim::tp);
+        r.chain->last = comm(r.rank, ring(Stream::tp_comm, "tp", "tp_sp_collectives_bwd", g, r.cost->tp_bwd_bytes / 2), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
+      }
+      return -1;
+    }
+    compute(r.rank, r.cost->post_combine.dgrad, "unpermute_bwd", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, false);
+    return r.chain->last = comm(r.rank, ep_comm("ep_combine_bwd", r.cost->ep_combine_bytes, true), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
+  }
+  void bwd_mlp(const LayerRun& r) {
+    const auto& c = *r.cost;
+    compute(r.rank, c.experts.dgrad, r.moe ? "experts_dgrad" : "mlp_dgrad", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, !r.moe);
+    if (!r.moe) compute(r.rank, c.experts.wgrad, "mlp_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, true);
+  }
+  OpId bwd_dispatch(const LayerRun& r) {
+    if (!r.moe) return -1;
+    const OpId dgrad = r.chain->last;
+    const OpId d = comm(r.rank, ep_comm("ep_dispatch_bwd", r.cost->ep_combine_bytes, false), {dgrad}, r.layer, r.mb, Phase::bwd_dgrad);
+    // The experts' weight gradients run while the dispatch-gradient all-to-all is in flight (delayed wgrad).
+    Chain w{dgrad};
+    compute(r.rank, r.cost->experts.wgrad, "experts_wgrad", w, r.layer, r.mb, Phase::bwd_wgrad, false);
+    Chain s{dgrad};
+    compute(r.rank, r.cost->shared.dgrad, "shared_expert_dgrad", s, r.layer, r.mb, Phase::bwd_dgrad, true);
+    compute(r.rank, r.cost->shared.wgrad, "shared_expert_wgrad", s, r.layer, r.mb, Phase::bwd_wgrad, true);
+    r.chain->last = d;
+    bwd_pending_ = {w.last, s.last};
+    return d;
+  }
+  void bwd_attention(const LayerRun& r) {
+    const auto& c = *r.cost;
+    std::vector<OpId> extra = bwd_pending_;
+    bwd_pending_.clear();
+    compute(r.rank, c.pre_dispatch.dgrad, r.moe ? "router_permute_bwd" : "mlp_norm_bwd", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, true, extra);
+    compute(r.rank, c.pre_dispatch.wgrad, "router_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, true);
+    if (c.tp_bwd_bytes > 0) {
+      const auto g = place_(layout::Dim::tp);
+      const double bytes = r.moe ? c.tp_bwd_bytes : c.tp_bwd_bytes / 2;
+      r.chain->last = comm(r.rank, ring(Stream::tp_comm, "tp", "tp_sp_collectives_bwd", g, bytes), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
+    }
+    compute(r.rank, c.attention.dgrad, "attention_dgrad", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, true);
+    if (c.cp_bwd_bytes > 0) {
+      const auto g = place_(layout::Dim::cp);
+      r.chain->last = comm(r.rank, ring(Stream::tp_comm, "cp", "cp_kv_exchange_bwd", g, c.cp_bwd_bytes), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
+    }
+    compute(r.rank, c.attention.wgrad, "attention_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, true);
+  }
+
+  void layer_fwd(const LayerRun& r) {
+    fwd_pre_dispatch(r);
+    const OpId d = fwd_dispatch(r);
+    fwd_mlp(r, d >= 0 ? d : r.chain->last);
+    fwd_combine(r);
+  }
+  void layer_bwd(const LayerRun& r) {
+    bwd_recompute(r);
+    bwd_combine(r);
+    bwd_mlp(r);
+    bwd_dispatch(r);
+    bwd_attention(r);
+  }
+  // Megatron's combined 1F1B order for one forward layer f and one backward layer b (moe-modeling.md §5.2):
+  //   comm: b.combine_bwd | f.dispatch -> b.dispatch_bwd | f.combine
+  //   comp: f.pre_dispatch | b.mlp_bwd -> b.mlp_dw -> f.mlp | b.pre_dispatch_bwd
+  void layer_pair(const LayerRun& f, const LayerRun& b) {
+    bwd_recompute(b);
+    bwd_combine(b);
+    fwd_pre_dispatch(f);
+    const OpId d = fwd_dispatch(f);
+    bwd_mlp(b);
+    bwd_dispatch(b);
+    const auto pending = bwd_pending_;
+    fwd_mlp(f, d >= 0 ? d : f.chain->last);
+    bwd_pending_ = pending;
+    fwd_combine(f);
+    bwd_attention(b);
+  }
+
+  // ---- chunks and the schedule -------------------------------------------------------------------------
+  struct UnitPlan {
+    ScheduleUnit unit;
+    std::vector<LayerRun> layers;  // in execution order (reversed for backward)
+    Chain chain;
+  };
+
+  const layout::ChunkAssignment& chunk(int rank, int c) const { return in_.stages.chunk(rank, c); }
+  int virtual_stage(int rank, int c) const { return c * in_.stages.pp + rank; }
+  bool is_first_stage(int rank, int c) const { return virtual_stage(rank, c) == 0; }
+  bool is_last_stage(int rank, int c) const { return virtual_stage(rank, c) == in_.stages.pp * in_.stages.vpp - 1; }
+
+  double pp_bytes() const {
+    return 2.0 * m_.hidden_size * l_.mbs * l_.seq / l_.cp / (l_.uses_sequence_parallel() ? l_.tp : 1);
+  }
+  // Whether consecutive pipeline ranks sit in different NVLink domains.
+  bool pp_crosses() const {
+    if (in_.stages.pp <= 1) return false;
+    const int stride = l_.gpus / in_.stages.pp;
+    return layout::domain_of(0, domain_) != layout::domain_of(stride, domain_) ||
+           layout::domain_of(stride - 1, domain_) != layout::domain_of(2 * stride - 1, domain_);
+  }
+
+  OpId pp_send(int rank, int layer, int mb, Phase phase, OpId after) {
+    CommSpec s{Stream::pp_comm, "pp", phase == Phase::fwd ? "pp_send_activation" : "pp_send_gradient"};
+    if (pp_crosses()) s.nic_bytes = pp_bytes(), s.nic_eff = p_.nccl_nic_efficiency;
+    else s.nvlink_bytes = pp_bytes(), s.nvlink_eff = p_.nccl_nvlink_efficiency;
+    s.latency_s = 1e-6 * (p_.nccl_base_latency_us + (pp_crosses() ? p_.nccl_net_step_latency_us : p_.nccl_nvlink_step_latency_us));
+    return comm(rank, s, {after}, layer, mb, phase);
+  }
+
+  void start_unit(int rank, UnitPlan& u) {
+    const auto& ch = chunk(rank, u.unit.chunk);
+    const int mb = u.unit.microbatch;
+    const int vs = virtual_stage(rank, u.unit.chunk);
+    // Input from the neighbouring virtual stage (sent when that stage finished this micro-batch).
+    const auto key = std::make_tuple(u.unit.forward, vs, mb);
+    if (auto it = pending_inputs_.find(key); it != pending_inputs_.end()) u.chain.last = it->second;
+    if (u.unit.forward) {
+      if (auto it = param_gather_.find(std::make_pair(rank, u.unit.chunk)); it != param_gather_.end() && mb == first_mb_)
+        u.chain.last = join_any(rank, u.chain.last, it->second);
+      if (ch.has_embedding) compute(rank, embedding_.fwd, "embedding_fwd", u.chain, -1, mb, Phase::fwd, true);
+      for (int layer : ch.layers) u.layers.push_back({rank, layer, mb, m_.is_moe_layer(layer), &cost_of(m_.is_moe_layer(layer)), &u.chain});
+      for (int t : ch.mtp_layers) u.layers.push_back({rank, static_cast<int>(m_.num_layers) + t, mb, m_.mtp_layer_is_moe(), &cost_of(m_.mtp_layer_is_moe()), &u.chain});
+    } else {
+      if (ch.has_loss) {
+        compute(rank, output_.fwd, "output_fwd", u.chain, -1, mb, Phase::fwd, true);
+        compute(rank, output_.dgrad, "output_dgrad", u.chain, -1, mb, Phase::bwd_dgrad, true);
+        compute(rank, output_.wgrad, "output_wgrad", u.chain, -1, mb, Phase::bwd_wgrad, true);
+      }
+      for (auto it = ch.mtp_layers.rbegin(); it != ch.mtp_layers.rend(); ++it) {
+        compute(rank, mtp_extra_.fwd, "mtp_head_fwd", u.chain, static_cast<int>(m_.num_layers) + *it, mb, Phase::fwd, true);
+        compute(rank, mtp_extra_.dgrad, "mtp_head_dgrad", u.chain, static_cast<int>(m_.num_layers) + *it, mb, Phase::bwd_dgrad, true);
+        compute(rank, mtp_extra_.wgrad, "mtp_head_wgrad", u.chain, static_cast<int>(m_.num_layers) + *it, mb, Phase::bwd_wgrad, true);
+        u.layers.push_back({rank, static_cast<int>(m_.num_layers) + *it, mb, m_.mtp_layer_is_moe(), &cost_of(m_.mtp_layer_is_moe()), &u.chain});
+      }
+      for (auto it = ch.layers.rbegin(); it != ch.layers.rend(); ++it)
+        u.layers.push_back({rank, *it, mb, m_.is_moe_layer(*it), &cost_of(m_.is_moe_layer(*it)), &u.chain});
+    }
+  }
+
+  void finish_unit(int rank, UnitPlan& u) {
+    const int mb = u.unit.microbatch;
+    const int vs = virtual_stage(rank, u.unit.chunk);
+    const int stages = in_.stages.pp * in_.stages.vpp;
+    if (u.unit.forward) {
+      if (vs + 1 < stages) {
+        const OpId s = pp_send(rank, -1, mb, Phase::fwd, u.chain.last);
+        pending_inputs_[std::make_tuple(true, vs + 1, mb)] = s;
+      } else {
+        // The last stage's forward feeds its own backward directly.
+        pending_inputs_[std::make_tuple(false, vs, mb)] = u.chain.last;
+      }
+    } else {
+      if (chunk(rank, u.unit.chunk).has_embedding) compute(rank, embedding_.wgrad, "embedding_wgrad", u.chain, -1, mb, Phase::bwd_wgrad, true);
+      if (vs > 0) pending_inputs_[std::make_tuple(false, vs - 1, mb)] = pp_send(rank, -1, mb, Phase::bwd_dgrad, u.chain.last);
+      last_bwd_[u.unit.chunk] = u.chain.last;
+    }
+  }
+
+  OpId join_any(int rank, OpId a, OpId b) {
+    Chain c{a};
+    LayerRun r{rank, -1, -1, false, nullptr, &c};
+    return join(r, b);
+  }
+
+  // Per-chunk parameters of this GPU (dense side over DP x CP, expert side over EDP), for DP collectives.
+  struct ChunkParams {
+    double dense = 0, expert = 0;
+  };
+  ChunkParams chunk_params(int rank) const {
+    const auto& b = memory_.ranks.at(rank);
+    return {b.dense_params / in_.stages.vpp, b.expert_params / in_.stages.vpp};
+  }
+
+  void build_rank(int rank) {
+    const int m = l_.num_microbatches();
+    const auto units = megatron_schedule(in_.stages.pp, in_.stages.vpp, rank, m, l_.a2a_overlap);
+    last_bwd_.assign(in_.stages.vpp, -1);
+    if (l_.cuda_graph == layout::CudaGraph::full) {
+      Op launch;
+      launch.rank = rank;
+      launch.stream = Stream::host;
+      launch.kind = OpKind::delay;
+      launch.name = g_->name_id("cuda_graph_launch");
+      launch.category = g_->category_id("host");
+      launch.duration = ps(p_.graph_launch_us * 1e-6);
+      g_->add_op(std::move(launch));
+    }
+    // Parameter all-gather of the distributed optimizer, overlapped with the step's first forwards
+    // (--overlap-param-gather): chunk c's first forward waits for its own gather only.
+    const ChunkParams cp = chunk_params(rank);
+    const double param_b = l_.fp8_param_gather ? 1.0 : 2.0;
+    const auto dense_g = place_(layout::Dim::dp_cp);
+    const auto expert_g = place_(layout::Dim::edp);
+    for (int c = 0; c < in_.stages.vpp; ++c) {
+      OpId last = -1;
+      if (dense_g.size > 1)
+        last = comm(rank, ring(Stream::dp_comm, "dp", "dp_param_allgather", dense_g, cp.dense * param_b * (dense_g.size - 1) / dense_g.size), {}, -1, -1, Phase::fwd);
+      if (expert_g.size > 1 && cp.expert > 0)
+        last = comm(rank, ring(Stream::dp_comm, "dp", "edp_param_allgather", expert_g, cp.expert * param_b * (expert_g.size - 1) / expert_g.size), {last}, -1, -1, Phase::fwd);
+      if (last >= 0) param_gather_[{rank, c}] = last;
+    }
+
+    std::size_t i = 0;
+    while (i < units.size()) {
+      const bool pair = l_.a2a_overlap && m_.is_moe() && i + 1 < units.size() && units[i].forward && !units[i + 1].forward;
+      if (pair) {
+        UnitPlan f{units[i], {}, {}}, b{units[i + 1], {}, {}};
+        start_unit(rank, f);
+        start_unit(rank, b);
+        for (auto& x : f.layers) x.chain = &f.chain;
+        for (auto& x : b.layers) x.chain = &b.chain;
+        const std::size_t n = std::max(f.layers.size(), b.layers.size());
+        for (std::size_t k = 0; k < n; ++k) {
+          if (k < f.layers.size() && k < b.layers.size()) layer_pair(f.layers[k], b.layers[k]);
+          else if (k < f.layers.size()) layer_fwd(f.layers[k]);
+          else layer_bwd(b.layers[k]);
+        }
+        finish_unit(rank, f);
+        finish_unit(rank, b);
+        i += 2;
+      } else {
+        UnitPlan u{units[i], {}, {}};
+        start_unit(rank, u);
+        for (auto& x : u.layers) x.chain = &u.chain;
+        for (auto& x : u.layers) u.unit.forward ? layer_fwd(x) : layer_bwd(x);
+        finish_unit(rank, u);
+        ++i;
+      }
+    }
+
+    // Gradient reduce-scatter per chunk once its last backward is done (--overlap-grad-reduce), then the
+    // optimizer step on this GPU's shard.
+    const double grad_b = l_.grad_reduce_dtype == layout::Dtype::bf16 ? 2.0 : 4.0;
+    std::vector<OpId> reduces;
+    for (int c = 0; c < in_.stages.vpp; ++c) {
+      OpId last = last_bwd_[c];
+      if (dense_g.size > 1)
+        last = comm(rank, ring(Stream::dp_comm, "dp", "dp_grad_reduce_scatter", dense_g, cp.dense * grad_b * (dense_g.size - 1) / dense_g.size), {last}, -1, -1, Phase::bwd_wgrad);
+      if (expert_g.size > 1 && cp.expert > 0)
+        last = comm(rank, ring(Stream::dp_comm, "dp", "edp_grad_reduce_scatter", expert_g, cp.expert * grad_b * (expert_g.size - 1) / expert_g.size), {last}, -1, -1, Phase::bwd_wgrad);
+      reduces.push_back(last);
+    }
+    // Embedding-gradient sync between the first and the last stage when both hold the embedding (MTP or tied).
+    const auto& b = memory_.ranks.at(rank);
+    const bool shares_embedding = in_.stages.pp > 1 && (m_.tie_embeddings || l_.mtp > 0) && (rank == 0 || rank == in_.stages.pp - 1);
+    if (shares_embedding) {
+      CommSpec s{Stream::dp_comm, "dp", "embedding_grad_allreduce"};
+      const double bytes = static_cast<double>(m_.vocab_size) * m_.hidden_size / l_.tp * grad_b;
+      if (pp_crosses()) s.nic_bytes = bytes, s.nic_eff = p_.nccl_nic_efficiency;
+      else s.nvlink_bytes = bytes, s.nvlink_eff = p_.nccl_nvlink_efficiency;
+      s.latency_s = 1e-6 * (p_.nccl_base_latency_us + p_.nccl_net_step_latency_us);
+      reduces.push_back(comm(rank, s, {reduces.empty() ? -1 : reduces.back()}, -1, -1, Phase::bwd_wgrad));
+    }
+    // Adam on the local shard: read and write master weights, two moments, the gradient, write the weight.
+    const double moment_b = l_.optimizer_moment_dtype == layout::Dtype::bf16 ? 2.0 : 4.0;
+    const double shard = b.dense_params / (l_.distributed_optimizer ? dense_g.size : 1) +
+                         b.expert_params / (l_.distributed_optimizer ? expert_g.size : 1);
+    const double bytes = shard * (2 * (4 + 2 * moment_b) + grad_b + param_b);
+    Chain opt;
+    kernels::MemoryBound k{bytes, "adam"};
+    compute(rank, Block{in_.kernels.seconds(k, device_), 4}, "optimizer_step", opt, -1, -1, Phase::optimizer, true, reduces);
+  }
+
+  const StepInputs& in_;
+  const layout::Layout& l_;
+  const model::ModelSpec& m_;
+  StepParams p_;
+  kernels::DeviceRates device_;
+  CostContext ctx_;
+  layout::RankMap map_;
+  layout::ScaleUpDomain domain_;
+  std::function<GroupPlacement(layout::Dim)> place_;
+  LayerCosts dense_cost_, moe_cost_;
+  BlockCost embedding_, output_, mtp_extra_;
+  memory::MemoryEstimate memory_;
+  OpGraph* g_ = nullptr;
+  OpId cp_pending_ = -1;
+  std::vector<OpId> bwd_pending_;
+  std::map<std::tuple<bool, int, int>, OpId> pending_inputs_;
+  std::map<std::pair<int, int>, OpId> param_gather_;
+  std::vector<OpId> last_bwd_;
+  int first_mb_ = 0;
+};
+
+}  // namespace
+
+kernels::DeviceRates device_rates(const topology::GpuSpec& gpu) {
+  kernels::DeviceRates d;
+  d.name = gpu.name;
+  d.arch = gpu.arch == "hopper" ? kernels::Arch::hopper
+           : gpu.arch == "blackwell-ultra" ? kernels::Arch::blackwell_ultra
+                                           : kernels::Arch::blackwell;
+  d.sms = gpu.sm_count;
+  d.hbm_Bps = gpu.hbm_Bps;
+  d.bf16_flops = gpu.peak_flops(topology::MathDtype::bf16).value_or(0);
+  d.fp8_flops = gpu.peak_flops(topology::MathDtype::fp8).value_or(0);
+  d.fp4_flops = gpu.peak_flops(topology::MathDtype::fp4).value_or(0);
+  return d;
+}
+
+StepWorkload build_step(const StepInputs& inputs) { return Builder(inputs).build(); }
+
+}  // namespace moesim::workload

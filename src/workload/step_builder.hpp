@@ -1,0 +1,49 @@
+#pragma once
+// build_step: one training step of a layout as an OpGraph for the engine.
+//
+// Rank symmetry: one simulated rank per pipeline stage stands for the tp*cp*dp (= ep*etp*edp) GPUs of that
+// stage, which do identical work under balanced routing. Each simulated rank has two outgoing links — its
+// NVLink port and its NIC(s) — shared max-min fairly by every concurrent collective of that GPU, so EP, DP and
+// PP traffic on the same port contend. A collective of a symmetric group is one op on the representative with
+// one flow per link class it uses, sized so that, alone on the link, it takes the closed-form time
+// (bytes / (line rate x achieved efficiency)) plus NCCL's latency.
+//
+// Schedule: Megatron 1F1B or interleaved 1F1B (pipeline_schedule.hpp); with a2a_overlap the steady-state
+// forward of one micro-batch is merged layer by layer with the backward of another (moe-modeling.md §5.2).
+// Host: each kernel costs a launch on its rank's CPU thread unless captured in a CUDA graph; dropless MoE
+// without a full-iteration graph syncs the CPU once per MoE layer forward (§7).
+#include <string>
+#include <vector>
+
+#include "kernels/kernel_cost_model.hpp"
+#include "layout/layout.hpp"
+#include "layout/pipeline_layout.hpp"
+#include "model/model_spec.hpp"
+#include "topology/system_spec.hpp"
+#include "workload/op_graph.hpp"
+#include "workload/step_params.hpp"
+
+namespace moesim::workload {
+
+struct StepInputs {
+  const model::ModelSpec& model;
+  const layout::Layout& layout;
+  const layout::StageAssignment& stages;
+  const topology::SystemSpec& system;
+  const kernels::KernelCostModel& kernels;
+  StepParams params;
+};
+
+struct StepWorkload {
+  OpGraph graph;
+  NetworkModel network;
+  int simulated_ranks = 0;
+};
+
+// Throws InfeasibleError when the GPU lacks the layout's precision (FP4 on Hopper, say).
+StepWorkload build_step(const StepInputs& inputs);
+
+// A GPU part's rates as the kernel cost models want them.
+kernels::DeviceRates device_rates(const topology::GpuSpec& gpu);
+
+}  // namespace moesim::workload

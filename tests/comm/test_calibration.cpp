@@ -1,0 +1,52 @@
+#include <doctest/doctest.h>
+
+#include "comm/calibration.hpp"
+
+using namespace moesim;
+using namespace moesim::comm;
+using kernels::Arch;
+
+TEST_CASE("the achieved-bandwidth curves reproduce the busbw measurements they came from") {
+  for (auto arch : {Arch::hopper, Arch::blackwell}) {
+    auto ms = ring_scale_up_measurements(arch);
+    const auto nv = nvls_measurements(arch);
+    ms.insert(ms.end(), nv.begin(), nv.end());
+    CHECK(ms.size() == (arch == Arch::hopper ? 8u : 4u));
+    for (const auto& m : ms) {
+      const Fabric f = builtin_fabric(arch, m.link_Bps, 50e9);
+      const auto c = collective_cost({m.op, m.algorithm, {m.ranks, m.ranks}, m.message_bytes}, f);
+      const double busbw = m.message_bytes * busbw_factor(m.op, m.ranks) / c.seconds;
+      INFO(m.source);
+      CHECK(busbw == doctest::Approx(m.busbw_Bps).epsilon(1e-9));
+    }
+  }
+  // Efficiencies are physical fractions of the link.
+  const Fabric h = builtin_fabric(Arch::hopper, 450e9, 50e9);
+  CHECK(h.efficiency.ring_scale_up.at(8.0 * (1 << 30)) == doctest::Approx(370.0 / 450).epsilon(1e-3));
+  CHECK(h.efficiency.nvls.at(8.0 * (1 << 30)) == doctest::Approx(480.0 / 1.75 / 450).epsilon(1e-3));
+  CHECK(h.efficiency.nvls.at(1 << 20) < h.efficiency.nvls.at(1 << 30));
+}
+
+TEST_CASE("the dispatcher factors reproduce the comm-microbench.csv rows they came from") {
+  for (auto arch : {Arch::hopper, Arch::blackwell}) {
+    for (auto d : {Dispatcher::deepep, Dispatcher::hybridep}) {
+      for (bool rdma : {false, true}) {
+        const DispatchMeasurement m = dispatcher_measurement(d, arch, rdma);
+        INFO(m.source);
+        // NVLink rows run on their own NVLink (H800: 200 GB/s); RDMA rows on CX-7 with a wide NVLink.
+        const Fabric f = builtin_fabric(arch, rdma ? 900e9 : m.link_Bps, rdma ? m.link_Bps : 50e9);
+        for (Phase phase : {Phase::dispatch, Phase::combine}) {
+          const DispatchCost c = dispatch_cost(m.dispatcher, m.problem, phase, f);
+          const double logical = rdma ? c.volume.logical_scale_out : c.volume.logical_scale_up;
+          const double reported = phase == Phase::dispatch ? m.dispatch_Bps : m.combine_Bps;
+          CHECK(logical / c.seconds == doctest::Approx(reported).epsilon(1e-9));
+        }
+      }
+    }
+  }
+  // Physical efficiencies stay below the link (the logical figures do not: CM013 reports 90 GB/s on a 50 GB/s NIC).
+  const Fabric b = builtin_fabric(Arch::blackwell, 900e9, 50e9);
+  CHECK(b.efficiency.deepep_scale_out.dispatch < 1.0);
+  CHECK(b.efficiency.deepep_scale_out.dispatch > 0.8);
+  CHECK(b.efficiency.hybridep_scale_up.dispatch < b.efficiency.hybridep_scale_up.combine);
+}

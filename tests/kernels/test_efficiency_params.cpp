@@ -1,0 +1,76 @@
+#include <doctest/doctest.h>
+
+#include "core/error.hpp"
+#include "kernels/efficiency_params.hpp"
+#include "kernels/roofline_model.hpp"
+
+using namespace moesim;
+using namespace moesim::kernels;
+
+TEST_CASE("every built-in constant names its source; assumptions say so") {
+  const auto p = builtin_kernel_efficiency();
+  int assumptions = 0;
+  auto check_source = [&](const std::string& s) {
+    CHECK(!s.empty());
+    const bool sourced = s.find("[S") != std::string::npos;
+    const bool assumption = s.rfind("assumption", 0) == 0;
+    CHECK((sourced || assumption));
+    if (assumption) ++assumptions;
+  };
+  for (const auto& c : p.gemm_ceilings) check_source(c.source);
+  for (const auto& t : p.gemm_tilings) check_source(t.source);
+  for (const auto& a : p.attention) check_source(a.source);
+  CHECK(assumptions == 12);  // keep in step with the README table
+  // Every (arch, dtype) with a datapath has a GEMM ceiling and both attention passes (FP4 attention excepted).
+  for (auto a : {Arch::hopper, Arch::blackwell, Arch::blackwell_ultra}) {
+    for (auto d : {DType::bf16, DType::fp8, DType::fp8_block}) {
+      CHECK(p.gemm_ceiling(a, d).fraction > 0.5);
+      CHECK(p.gemm_ceiling(a, d).fraction < 0.9);
+      CHECK(p.attention_curve(a, d, false).ceiling_fraction < 1.0);
+      CHECK(p.attention_curve(a, d, true).ceiling_fraction < 1.0);
+    }
+  }
+  CHECK_THROWS_AS(p.attention_curve(Arch::blackwell, DType::fp4, false), ConfigError);
+}
+
+TEST_CASE("a curve through two points reproduces both") {
+  const auto c = attention_curve_through(Arch::hopper, DType::bf16, false, 4096, 591, 32768, 702, 989.4, "t");
+  CHECK(c.fraction_at(4096) * 989.4 == doctest::Approx(591).epsilon(1e-12));
+  CHECK(c.fraction_at(32768) * 989.4 == doctest::Approx(702).epsilon(1e-12));
+  CHECK(c.half_seq == doctest::Approx(902.9).epsilon(1e-3));
+  CHECK_THROWS_AS(attention_curve_through(Arch::hopper, DType::bf16, false, 4096, 702, 32768, 591, 989.4, "t"),
+                  InternalError);
+}
+
+TEST_CASE("efficiency parameters round-trip through JSON and drive the same predictions") {
+  const auto p = builtin_kernel_efficiency();
+  const auto q = parse_kernel_efficiency_params(to_json_text(p), "roundtrip.json");
+  CHECK(q.source == p.source);
+  CHECK(q.gemm_ceilings.size() == p.gemm_ceilings.size());
+  CHECK(q.attention.size() == p.attention.size());
+  const DeviceRates gb200{"GB200", Arch::blackwell, 152, 8e12, 2500e12, 5000e12, 10000e12};
+  const RooflineKernelCostModel a(p), b(q);
+  AttentionBwd att;
+  att.batch = 1, att.heads = 16, att.seq_q = att.seq_kv = 8192, att.d_qk = 192, att.d_v = 128;
+  const GroupedGemm gg{{100, 700, 0, 3000}, 2048, 7168, DType::fp8_block};
+  CHECK(a.seconds(att, gb200) == doctest::Approx(b.seconds(att, gb200)).epsilon(1e-12));
+  CHECK(a.seconds(gg, gb200) == doctest::Approx(b.seconds(gg, gb200)).epsilon(1e-12));
+}
+
+TEST_CASE("a bad efficiency file reports every problem at once, with did-you-mean") {
+  try {
+    load_kernel_efficiency_params(MOESIM_FIXTURES_DIR "/kernels/bad_efficiency.json");
+    FAIL("expected ConfigError");
+  } catch (const ConfigError& e) {
+    CHECK(e.code() == ExitCode::bad_config);
+    const std::string f = MOESIM_FIXTURES_DIR "/kernels/bad_efficiency.json";
+    const std::string what = e.what();
+    CHECK(what.find(f + ":/hbm_fraction: must be a fraction in (0, 1], got 1.500000") != std::string::npos);
+    CHECK(what.find(f + ":/gemm_ceilings/0/arch: expected one of hopper, blackwell, blackwell_ultra, got \"hoper\" "
+                        "(did you mean \"hopper\"?)") != std::string::npos);
+    CHECK(what.find(f + ":/gemm_ceilings/1/fracton: unknown key \"fracton\" (did you mean \"fraction\"?)") !=
+          std::string::npos);
+    CHECK(what.find(f + ":/attention/0/pass: expected one of fwd, bwd, got \"forward\"") != std::string::npos);
+    CHECK(e.diagnostics().size() == 5);  // the four above plus the missing /gemm_ceilings/1/fraction
+  }
+}

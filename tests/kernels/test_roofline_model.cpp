@@ -1,0 +1,176 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "kernels/kernel_cost_model.hpp"
+#include "kernels/roofline_model.hpp"
+
+using namespace moesim;
+using namespace moesim::kernels;
+
+namespace {
+// Datasheet figures, hardware.md §1.
+DeviceRates h100() { return {"H100_SXM", Arch::hopper, 132, 3.35e12, 989.4e12, 1978.9e12, 0}; }
+DeviceRates gb200() { return {"GB200", Arch::blackwell, 152, 8.0e12, 2500e12, 5000e12, 10000e12}; }
+
+double tflops(const RooflineKernelCostModel& m, const Kernel& k, const DeviceRates& d) {
+  return flops(k) / m.seconds(k, d) / 1e12;
+}
+}  // namespace
+
+TEST_CASE("a huge GEMM approaches ceiling x peak; a tiny one is bound by the fixed kernel time") {
+  const RooflineKernelCostModel m;
+  const auto p = builtin_kernel_efficiency();
+  for (const auto& d : {h100(), gb200()}) {
+    const Gemm huge{1 << 15, 1 << 15, 1 << 15, DType::bf16};
+    const double ceiling = p.gemm_ceiling(d.arch, DType::bf16).fraction * d.bf16_flops / 1e12;
+    const double achieved = tflops(m, huge, d);
+    CHECK(achieved <= ceiling);
+    CHECK(achieved > 0.97 * ceiling);
+    const Gemm tiny{16, 16, 16, DType::bf16};
+    CHECK(m.seconds(tiny, d) == doctest::Approx(p.kernel_fixed_s).epsilon(1e-3));
+  }
+}
+
+TEST_CASE("GEMM compute time is whole waves of tiles at the ceiling rate, exactly") {
+  const RooflineKernelCostModel m;
+  const auto p = builtin_kernel_efficiency();
+  // H100: 128x256 tiles on 132 SMs. m=4096, n=4096: 32 x 16 = 512 tiles -> 4 waves of 132 units.
+  const Gemm g{4096, 4096, 8192, DType::bf16};
+  const auto b = m.explain(g, h100());
+  const double occupied = 4.0 * 132 * 128 * 256 * 2.0 * 8192;
+  CHECK(b.compute_s == doctest::Approx(occupied / (989.4e12 * p.gemm_ceiling(Arch::hopper, DType::bf16).fraction)));
+  CHECK(gemm_tile_utilization(4096, 4096, p.gemm_tiling(Arch::hopper), 132) == doctest::Approx(512.0 / 528.0));
+  // One row more needs a new row of tiles (33 x 16 = 528 tiles, still 4 waves): same time.
+  CHECK(m.explain(Gemm{4097, 4096, 8192, DType::bf16}, h100()).compute_s == doctest::Approx(b.compute_s));
+  CHECK(b.seconds == doctest::Approx(p.kernel_fixed_s + b.compute_s));
+}
+
+TEST_CASE("memory-bound kernels: fixed time plus bytes at the achieved HBM fraction") {
+  const RooflineKernelCostModel m;
+  const auto p = builtin_kernel_efficiency();
+  const MemoryBound k{1e9, "permute"};
+  CHECK(m.seconds(k, h100()) == doctest::Approx(p.kernel_fixed_s + 1e9 / (3.35e12 * 2.7 / 3.35)));
+  CHECK(m.explain(k, h100()).memory_bound());
+  CHECK(m.explain(k, h100()).efficiency == 0);
+}
+
+TEST_CASE("monotonicity: more work never faster, more FLOP/s or bandwidth never slower") {
+  const RooflineKernelCostModel m;
+  AttentionFwd a;
+  a.batch = 1, a.heads = 32, a.kv_heads = 8, a.d_qk = 128, a.d_v = 128;
+  for (const auto& base : {h100(), gb200()}) {
+    DeviceRates faster = base;
+    faster.bf16_flops *= 1.5;
+    faster.fp8_flops *= 1.5;
+    DeviceRates wider = base;
+    wider.hbm_Bps *= 2;
+    double previous_gemm = 0, previous_attn = 0, previous_grouped = 0;
+    for (std::int64_t s = 64; s <= 65536; s = s * 3 / 2) {
+      const Gemm g{s, 7168, 2048, DType::bf16};
+      a.seq_q = a.seq_kv = s;
+      const GroupedGemm gg{{s, s / 2, s / 3, 0}, 4096, 7168, DType::fp8};
+      const double tg = m.seconds(g, base), ta = m.seconds(a, base), tgg = m.seconds(gg, base);
+      CHECK(tg >= previous_gemm);
+      CHECK(ta >= previous_attn);
+      CHECK(tgg >= previous_grouped);
+      previous_gemm = tg, previous_attn = ta, previous_grouped = tgg;
+      for (const auto& better : {faster, wider}) {
+        CHECK(m.seconds(g, better) <= tg);
+        CHECK(m.seconds(a, better) <= ta);
+        CHECK(m.seconds(gg, better) <= tgg);
+      }
+    }
+    for (std::int64_t k = 128; k <= 16384; k *= 2)
+      CHECK(m.seconds(Gemm{2048, 2048, k, DType::fp8}, base) <= m.seconds(Gemm{2048, 2048, 2 * k, DType::fp8}, base));
+  }
+}
+
+TEST_CASE("grouped GEMM: skewed per-expert batches are slower than balanced ones of the same total") {
+  const RooflineKernelCostModel m;
+  const GroupedGemm balanced{{512, 512, 512, 512, 512, 512, 512, 512}, 4096, 7168, DType::fp8_block};
+  const GroupedGemm skewed{{1900, 1000, 500, 300, 200, 100, 60, 36}, 4096, 7168, DType::fp8_block};
+  CHECK(flops(balanced) == flops(skewed));
+  CHECK(m.seconds(skewed, h100()) > 1.05 * m.seconds(balanced, h100()));
+  CHECK(m.seconds(skewed, gb200()) > 1.05 * m.seconds(balanced, gb200()));
+  // Smaller per-expert batches at the same total work are slower (fine-grained experts).
+  const GroupedGemm coarse{std::vector<std::int64_t>(8, 4096), 1536, 2048, DType::bf16};
+  const GroupedGemm fine{std::vector<std::int64_t>(64, 512), 1536, 2048, DType::bf16};
+  CHECK(flops(coarse) == flops(fine));
+  CHECK(m.seconds(fine, h100()) > 1.1 * m.seconds(coarse, h100()));
+  // A grouped GEMM of one expert costs exactly the dense GEMM plus the per-expert overhead rows.
+  const auto p = builtin_kernel_efficiency();
+  const double one = m.explain(GroupedGemm{{4096}, 4096, 4096, DType::bf16}, h100()).compute_s;
+  const double dense = m.explain(Gemm{4096, 4096, 4096, DType::bf16}, h100()).compute_s;
+  const double overhead = 2.0 * p.grouped_gemm_overhead_rows * 4096 * 4096 /
+                          (989.4e12 * p.gemm_ceiling(Arch::hopper, DType::bf16).fraction);
+  CHECK(one == doctest::Approx(dense + overhead));
+}
+
+TEST_CASE("attention: efficiency rises with sequence length and the built-in curve passes through cuDNN figures") {
+  const RooflineKernelCostModel m;
+  AttentionFwd a;
+  a.batch = 2, a.heads = 64, a.kv_heads = 8, a.d_qk = 128, a.d_v = 128, a.causal = true;
+  // GB200 BF16 forward: 1334 TF at 4k and 1701 TF at 32k [S32] (compute-bound, so only the fixed time differs).
+  a.seq_q = a.seq_kv = 4096;
+  const auto b4 = m.explain(a, gb200());
+  CHECK(flops(a) / b4.compute_s / 1e12 == doctest::Approx(1334).epsilon(1e-9));
+  a.seq_q = a.seq_kv = 32768;
+  const auto b32 = m.explain(a, gb200());
+  CHECK(flops(a) / b32.compute_s / 1e12 == doctest::Approx(1701).epsilon(1e-9));
+  // 2k drops 20-40% below the long-sequence figure (hardware.md §5.2).
+  a.seq_q = a.seq_kv = 2048;
+  const double drop = 1 - m.explain(a, gb200()).efficiency / b32.efficiency;
+  CHECK(drop > 0.2);
+  CHECK(drop < 0.4);
+  // FP8 runs faster than BF16 at the same shape.
+  AttentionFwd f8 = a;
+  f8.dtype = DType::fp8;
+  CHECK(m.seconds(f8, gb200()) < m.seconds(a, gb200()));
+  // Backward is 2.5x the forward FLOPs and slower.
+  AttentionBwd bwd;
+  static_cast<AttentionShape&>(bwd) = a;
+  CHECK(flops(bwd) == doctest::Approx(2.5 * flops(a)));
+  CHECK(m.seconds(bwd, gb200()) > 2.5 * m.seconds(a, gb200()) * 0.99);
+}
+
+TEST_CASE("attended keys per query: causal, windowed and cross attention, exact") {
+  AttentionShape a;
+  a.seq_q = a.seq_kv = 4;
+  a.causal = false;
+  CHECK(attended_keys_per_query(a) == 4.0);
+  a.causal = true;  // 1 + 2 + 3 + 4
+  CHECK(attended_keys_per_query(a) == doctest::Approx(10.0 / 4));
+  a.window = 2;  // 1 + 2 + 2 + 2
+  CHECK(attended_keys_per_query(a) == doctest::Approx(7.0 / 4));
+  a.window = 0;
+  a.seq_q = 2;  // last two of four positions: 3 + 4
+  CHECK(attended_keys_per_query(a) == doctest::Approx(3.5));
+}
+
+TEST_CASE("kernels the device cannot run are infeasible; bad device rates are config errors") {
+  const RooflineKernelCostModel m;
+  CHECK_THROWS_AS(m.seconds(Gemm{1024, 1024, 1024, DType::fp4}, h100()), InfeasibleError);
+  DeviceRates bad = h100();
+  bad.hbm_Bps = 0;
+  try {
+    m.seconds(MemoryBound{1, "x"}, bad);
+    FAIL("expected ConfigError");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()) == "<input>: device rates for \"H100_SXM\": hbm_Bps must be positive");
+  }
+}
+
+TEST_CASE("cost models by name from the registry") {
+  auto model = make_kernel_cost_model("roofline");
+  CHECK(model->name().rfind("roofline (built-in", 0) == 0);
+  CHECK(model->seconds(Gemm{4096, 4096, 4096, DType::bf16}, h100()) > 0);
+  try {
+    make_kernel_cost_model("rooflin");
+    FAIL("expected ConfigError");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()).find("unknown kernel cost model \"rooflin\" (did you mean \"roofline\"?)") !=
+          std::string::npos);
+  }
+}

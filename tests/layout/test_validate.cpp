@@ -1,0 +1,144 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "core/error.hpp"
+#include "layout/validate.hpp"
+
+using namespace moesim::layout;
+
+namespace {
+
+ModelFacts deepseek_v3() {
+  ModelFacts f;
+  f.num_layers = 61;
+  f.num_experts = 256;
+  f.num_attention_heads = 128;
+  f.num_query_groups = 128;
+  f.mtp_layers_available = 1;
+  return f;
+}
+
+ModelFacts qwen3_30b() {  // groundtruth.md §2: 48 layers, 32 q / 4 kv heads, 128 experts
+  ModelFacts f;
+  f.num_layers = 48;
+  f.num_experts = 128;
+  f.num_attention_heads = 32;
+  f.num_query_groups = 4;
+  return f;
+}
+
+Layout gb300_recipe() {  // groundtruth.csv GT001
+  Layout l;
+  l.gpus = 256, l.pp = 2, l.vpp = 8, l.ep = 32, l.gbs = 4096, l.seq = 4096, l.mtp = 1;
+  l.precision = Precision::mxfp8, l.dispatcher = Dispatcher::hybridep, l.cuda_graph = CudaGraph::full;
+  l.a2a_overlap = true;
+  l.pp_layout = "Et*4|(t*4|)*14tmL";
+  return l;
+}
+
+std::string infeasible(const Layout& l, const ModelFacts& f) {
+  try {
+    validate(l, f);
+  } catch (const moesim::InfeasibleError& e) {
+    CHECK(e.code() == moesim::ExitCode::infeasible);
+    CHECK(static_cast<int>(e.code()) == 3);
+    return e.what();
+  }
+  return "(feasible)";
+}
+
+}  // namespace
+
+TEST_CASE("published recipes are feasible") {
+  CHECK(problems(gb300_recipe(), deepseek_v3()).empty());
+  Layout gb200;  // GT046: TP1 PP8 VPP4 EP32, layout Et|(tt|)*30L, no MTP
+  gb200.gpus = 256, gb200.pp = 8, gb200.vpp = 4, gb200.ep = 32, gb200.gbs = 2048, gb200.seq = 4096;
+  gb200.pp_layout = "Et|(tt|)*30L";
+  CHECK(problems(gb200, deepseek_v3()).empty());
+  Layout q;  // GT007: Qwen3-30B-A3B on 8 GPUs, EP8, MBS8 GBS512
+  q.gpus = 8, q.ep = 8, q.mbs = 8, q.gbs = 512, q.seq = 4096, q.a2a_overlap = true;
+  CHECK(problems(q, qwen3_30b()).empty());
+}
+
+TEST_CASE("the brief's divisibility messages, exactly") {
+  Layout l = gb300_recipe();
+  l.ep = 48;
+  l.gpus = 288;  // 2*48 divides 288, so only the expert count fails
+  l.gbs = 4608;
+  CHECK(infeasible(l, deepseek_v3()) == "ep=48 does not divide 256 experts");
+
+  l = gb300_recipe();
+  l.tp = 4, l.pp = 2, l.cp = 3, l.vpp = 8;
+  CHECK(problems(l, deepseek_v3()).front() == "tp*pp*cp=24 does not divide 256 GPUs");
+
+  l = gb300_recipe();
+  l.gbs = 100;
+  l.pp = 4, l.vpp = 4;  // dp = 64
+  CHECK(infeasible(l, deepseek_v3()) == "gbs=100 is not a multiple of mbs*dp=64 (mbs=1, dp=64)");
+
+  l = gb300_recipe();
+  l.ep = 64, l.etp = 4;
+  CHECK(infeasible(l, deepseek_v3()) == "etp*ep*pp=512 does not divide 256 GPUs");
+}
+
+TEST_CASE("every problem is reported at once, one per line") {
+  Layout l = gb300_recipe();
+  l.gpus = 250, l.tp = 3, l.ep = 48, l.cp = 3, l.seq = 4000, l.mtp = 2;
+  CHECK(infeasible(l, deepseek_v3()) ==
+        "tp*pp*cp=18 does not divide 250 GPUs\n"
+        "etp*ep*pp=96 does not divide 250 GPUs\n"
+        "ep=48 does not divide 256 experts\n"
+        "tp=3 does not divide 128 attention heads\n"
+        "tp=3 does not divide 128 query groups (KV heads)\n"
+        "pp_layout places 1 MTP layers (m) but mtp=2\n"
+        "mtp=2 requested but the model has only 1 MTP layers\n"
+        "seq=4000 is not divisible by 2*cp=6 (causal load balancing cuts each sequence into 2*cp chunks)\n"
+        "seq=4000 is not divisible by tp*cp=9 (sequence parallelism shards each context-parallel chunk over tp)");
+}
+
+TEST_CASE("heads, query groups, dense models, MTP") {
+  Layout l;
+  l.gpus = 8, l.tp = 8, l.gbs = 8, l.seq = 4096;
+  CHECK(infeasible(l, qwen3_30b()) == "tp=8 does not divide 4 query groups (KV heads)");
+  ModelFacts dense = qwen3_30b();
+  dense.num_experts = 0;
+  l.tp = 1, l.ep = 8;
+  CHECK(infeasible(l, dense) == "ep=8 but the model is dense (no experts)");
+  l.ep = 1, l.mtp = 1;
+  CHECK(infeasible(l, dense) == "mtp=1 requested but the model has no MTP layers");
+}
+
+TEST_CASE("pipeline: vpp needs pp > 1, layers must split, sequence splits") {
+  Layout l;
+  l.gpus = 8, l.vpp = 2, l.gbs = 8, l.seq = 4096;
+  CHECK(infeasible(l, qwen3_30b()) == "vpp=2 needs pp > 1 (interleaving splits pipeline stages)");
+  l.vpp = 1, l.pp = 8, l.gbs = 8;
+  l.pp = 5, l.gpus = 10, l.gbs = 10;
+  CHECK(infeasible(l, qwen3_30b()) == "48 decoder layers do not split evenly over pp*vpp=5 virtual stages (give a pp_layout)");
+  l = Layout{};
+  l.gpus = 8, l.cp = 8, l.gbs = 8, l.seq = 4104;  // divisible by 8 but not 16
+  CHECK(infeasible(l, qwen3_30b()) ==
+        "seq=4104 is not divisible by 2*cp=16 (causal load balancing cuts each sequence into 2*cp chunks)");
+}
+
+TEST_CASE("a2a_overlap prerequisites (Megatron's asserts)") {
+  Layout l = gb300_recipe();
+  l.vpp = 1, l.pp_layout.clear(), l.pp = 1, l.gbs = 4096;
+  l.dispatcher = Dispatcher::allgather;
+  l.recompute.granularity = RecomputeGranularity::full;
+  l.ep = 1;
+  CHECK(infeasible(l, deepseek_v3()) ==
+        "a2a_overlap needs expert parallelism (ep > 1)\n"
+        "a2a_overlap does not work with the allgather dispatcher\n"
+        "a2a_overlap does not work with full recompute");
+  Layout m;
+  m.gpus = 16, m.pp = 2, m.ep = 8, m.gbs = 16, m.seq = 4096, m.a2a_overlap = true;
+  CHECK(infeasible(m, qwen3_30b()) == "a2a_overlap with pp > 1 needs the interleaved schedule (vpp > 1)");
+}
+
+TEST_CASE("zero and negative sizes are reported before divisibility") {
+  Layout l;
+  l.gpus = 0, l.tp = -2, l.gbs = 8, l.seq = 4096, l.mtp = -1;
+  CHECK(infeasible(l, qwen3_30b()) == "gpus=0 must be at least 1\ntp=-2 must be at least 1\nmtp=-1 must not be negative");
+}

@@ -1,0 +1,62 @@
+// Per-tensor activation model against the DeepSeek-V3 table of moe-modeling.md §3.3 (act_mem.py).
+#include <doctest/doctest.h>
+
+#include "memory/activation_memory.hpp"
+#include "model/model_catalog.hpp"
+#include "model/model_loader.hpp"
+
+using namespace moesim;
+
+namespace {
+model::ModelSpec deepseek() {
+  return model::load_model_file(MOESIM_SOURCE_DIR "/models/deepseek-v3.json");
+}
+
+double kib_per_token(const model::ModelSpec& m, bool moe, const layout::Layout& l) {
+  double sum = 0;
+  for (const auto& t : memory::saved_tensors(m, moe, l)) sum += t.bytes_per_token;
+  return sum / 1024.0;
+}
+
+layout::Layout with(layout::Precision p, const char* recompute) {
+  layout::Layout l;
+  l.precision = p;
+  l.recompute = layout::parse_recompute(recompute);
+  return l;
+}
+}  // namespace
+
+TEST_CASE("DeepSeek-V3 saved bytes per token per layer match moe-modeling.md 3.3") {
+  const auto m = deepseek();
+  using P = layout::Precision;
+  // Table rows: {MoE layer KiB, dense layer KiB}; the table rounds to whole KiB.
+  CHECK(kib_per_token(m, true, with(P::bf16, "none")) == doctest::Approx(447).epsilon(0.002));
+  CHECK(kib_per_token(m, false, with(P::bf16, "none")) == doctest::Approx(333).epsilon(0.002));
+  CHECK(kib_per_token(m, true, with(P::bf16, "selective: mla_up_proj,layernorm,moe_act")) == doctest::Approx(259).epsilon(0.003));
+  CHECK(kib_per_token(m, false, with(P::bf16, "selective: mla_up_proj,layernorm,moe_act")) == doctest::Approx(177).epsilon(0.003));
+  CHECK(kib_per_token(m, true, with(P::mxfp8, "none")) == doctest::Approx(383).epsilon(0.003));
+  CHECK(kib_per_token(m, false, with(P::mxfp8, "none")) == doctest::Approx(316).epsilon(0.003));
+  CHECK(kib_per_token(m, true, with(P::mxfp8, "selective: moe_act,mlp")) == doctest::Approx(366).epsilon(0.003));
+  CHECK(kib_per_token(m, false, with(P::mxfp8, "selective: moe_act,mlp")) == doctest::Approx(218).epsilon(0.003));
+}
+
+TEST_CASE("per micro-batch GiB of a MoE layer: 1.74 GiB at s=4096, b=1 (BF16, no recompute)") {
+  layout::Layout l = with(layout::Precision::bf16, "none");
+  l.seq = 4096;
+  CHECK(memory::layer_activation_bytes(deepseek(), true, l) / (1024.0 * 1024 * 1024) == doctest::Approx(1.74).epsilon(0.005));
+}
+
+TEST_CASE("sequence parallelism and CP divide activations; full recompute keeps only the input") {
+  const auto m = deepseek();
+  layout::Layout l = with(layout::Precision::bf16, "none");
+  l.seq = 4096;
+  const double base = memory::layer_activation_bytes(m, true, l);
+  l.tp = 2;  // SP on by default with tp > 1
+  CHECK(memory::layer_activation_bytes(m, true, l) == doctest::Approx(base / 2));
+  l.tp = 1;
+  l.cp = 4;
+  CHECK(memory::layer_activation_bytes(m, true, l) == doctest::Approx(base / 4));
+  l.cp = 1;
+  l.recompute = layout::parse_recompute("full");
+  CHECK(memory::layer_activation_bytes(m, true, l) == doctest::Approx(2.0 * 7168 * 4096));
+}

@@ -1,0 +1,117 @@
+#include <doctest/doctest.h>
+
+#include "core/error.hpp"
+#include "layout/pipeline_layout.hpp"
+#include "memory/memory_model.hpp"
+#include "memory/model_facts.hpp"
+#include "model/flops.hpp"
+#include "model/model_loader.hpp"
+#include "model/parameters.hpp"
+
+using namespace moesim;
+
+namespace {
+model::ModelSpec deepseek() { return model::load_model_file(MOESIM_SOURCE_DIR "/models/deepseek-v3.json"); }
+
+layout::ModelFacts facts(const model::ModelSpec& m) { return memory::model_facts(m); }
+
+layout::Layout gb300_recipe() {
+  layout::Layout l;
+  l.gpus = 256;
+  l.pp = 2;
+  l.vpp = 8;
+  l.ep = 32;
+  l.mbs = 1;
+  l.gbs = 4096;
+  l.seq = 4096;
+  l.mtp = 1;
+  l.precision = layout::Precision::mxfp8;
+  l.pp_layout = "Et*4|(t*4|)*14tmL";
+  return l;
+}
+constexpr double GiB = 1024.0 * 1024 * 1024;
+}  // namespace
+
+TEST_CASE("static memory on one pipeline stage follows 6 + 12/d bytes per parameter (moe-modeling.md 3.1)") {
+  // TP1 PP1 EP64 on 64 GPUs: DP = 64 for dense state, EDP = 1 for experts.
+  const auto m = deepseek();
+  layout::Layout l;
+  l.gpus = 64;
+  l.ep = 64;
+  l.gbs = 64;
+  l.seq = 4096;
+  l.mtp = 1;
+  const auto stages = layout::assign_stages(l, facts(m));
+  const auto est = memory::estimate_memory(m, l, stages, 1e15);
+  const auto& r = est.ranks.at(0);
+  const auto counts = model::count_parameters(m, model::padded_vocab_size(m.vocab_size, 128, 1));
+  double expert = 0;
+  for (const auto& layer : counts.layers) expert += static_cast<double>(layer.routed_experts);
+  for (const auto& mtp : counts.mtp) expert += static_cast<double>(mtp.layer.routed_experts);
+  CHECK(r.expert_params == doctest::Approx(expert / 64));
+  CHECK(r.dense_params + r.expert_params * 64 == doctest::Approx(static_cast<double>(counts.total)));
+  const double static_bytes = r.weights + r.gradients + r.optimizer;
+  CHECK(static_bytes == doctest::Approx(r.dense_params * (6 + 12.0 / 64) + r.expert_params * (6 + 12.0 / 1)));
+}
+
+TEST_CASE("precision-aware optimizer and FP8 primary weights shrink static memory as documented") {
+  const auto m = deepseek();
+  layout::Layout l;
+  l.gpus = 64;
+  l.ep = 64;
+  l.gbs = 64;
+  l.seq = 4096;
+  const auto stages = layout::assign_stages(l, facts(m));
+  l.optimizer_moment_dtype = layout::Dtype::bf16;
+  auto r = memory::estimate_memory(m, l, stages, 1e15).ranks.at(0);
+  CHECK(r.weights + r.gradients + r.optimizer == doctest::Approx(r.dense_params * (6 + 8.0 / 64) + r.expert_params * (6 + 8.0)));
+  l.fp8_param_gather = true;
+  r = memory::estimate_memory(m, l, stages, 1e15).ranks.at(0);
+  CHECK(r.weights + r.gradients + r.optimizer == doctest::Approx(r.dense_params * (5 + 8.0 / 64) + r.expert_params * (5 + 8.0)));
+}
+
+TEST_CASE("in-flight chunks follow Megatron's warm-up counts") {
+  layout::Layout l;
+  l.gpus = 8;
+  l.pp = 4;
+  l.gbs = 32;  // dp = 2, 16 micro-batches
+  CHECK(memory::inflight_chunks(l, 0) == 4);
+  CHECK(memory::inflight_chunks(l, 3) == 1);
+  l.vpp = 2;  // 2(p-r-1) + (v-1)p + 1
+  CHECK(memory::inflight_chunks(l, 0) == 2 * 3 + 4 + 1);
+  CHECK(memory::inflight_chunks(l, 3) == 0 + 4 + 1);
+  l.a2a_overlap = true;
+  CHECK(memory::inflight_chunks(l, 3) == 6);
+  l.gbs = 2;  // one micro-batch: at most vpp chunks exist
+  CHECK(memory::inflight_chunks(l, 0) == 2);
+}
+
+TEST_CASE("GB300 recipe: both stages fit in 279 GB usable; the first stage holds the most activations") {
+  const auto m = deepseek();
+  const auto l = gb300_recipe();
+  const auto est = memory::estimate_memory(m, l, layout::assign_stages(l, facts(m)), 279e9);
+  REQUIRE(est.ranks.size() == 2);
+  CHECK(est.ranks[0].activations > est.ranks[1].activations * 0.9);
+  CHECK(est.fits());
+  for (const auto& r : est.ranks) {
+    CHECK(r.total() > 150 * GiB);  // the recipe runs close to the 288 GB HBM (EDP = 4 leaves expert state large)
+    CHECK(r.total() < 279e9);
+  }
+}
+
+TEST_CASE("a layout that does not fit is infeasible with the per-category breakdown") {
+  const auto m = deepseek();
+  auto l = gb300_recipe();
+  const auto est = memory::estimate_memory(m, l, layout::assign_stages(l, facts(m)), 80e9);
+  CHECK_FALSE(est.fits());
+  try {
+    memory::require_fit(est);
+    FAIL("expected InfeasibleError");
+  } catch (const InfeasibleError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("GiB usable") != std::string::npos);
+    CHECK(what.find("optimizer") != std::string::npos);
+    CHECK(what.find("activations") != std::string::npos);
+    CHECK(e.code() == ExitCode::infeasible);
+  }
+}
