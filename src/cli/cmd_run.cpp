@@ -23,9 +23,12 @@ void add_run_command(CLI::App& app, Context& ctx) {
   sub->add_option("--trace", args->trace, "Write a Chrome trace / Perfetto JSON of the step to FILE");
   sub->callback([&ctx, args] {
     const predict::Case c = resolve_case(args->flags, ctx);
+    const auto kernel_model = select_kernel_model(args->flags.kernel_model, c.system.gpu.name, ctx);
     predict::PredictOptions o;
+    o.kernels = kernel_model.model.get();
     o.flops_convention = flops_convention(args->flags);
     o.keep_timeline = !args->trace.empty();
+    o.params = step_params(args->flags.params);
     const auto p = predict::predict_step(c, o);
     if (!args->trace.empty()) {
       std::ofstream f(args->trace);
@@ -33,6 +36,7 @@ void add_run_command(CLI::App& app, Context& ctx) {
       report::write_chrome_trace(f, p.workload->graph, *p.result);
     }
     ctx.out << (args->json ? report::to_json_text(p.report) : report::to_table(p.report));
+    if (!args->json) ctx.out << "  kernel model: " << kernel_model.why << "\n";
   });
 }
 

@@ -15,7 +15,47 @@ void add_case_flags(CLI::App& sub, CaseFlags& flags) {
   sub.add_option("--model", flags.model, "Model: catalog name or alias (moesim list models), or a JSON / Hugging Face config.json path");
   sub.add_option("--system", flags.system, "System: catalog name or alias (moesim list systems), or a JSON path");
   sub.add_option("--flops-convention", flags.flops_convention, "FLOP definition for TFLOPS: megatron | torchtitan | maxtext");
+  sub.add_option("--param", flags.params, "Override a general model parameter, name=value (e.g. kernel_launch_us=8); repeatable");
+  add_kernel_model_flag(sub, flags.kernel_model);
   add_layout_flags(sub, flags.layout);
+}
+
+void add_kernel_model_flag(CLI::App& sub, std::string& kernel_model) {
+  sub.add_option("--kernel-model", kernel_model,
+                 "Kernel costs: auto (the GPU's fit in kernels-sim/fits/ if there is one, else roofline) | roofline | "
+                 "FILE (a fit file from moesim fit)")
+      ->capture_default_str();
+}
+
+namespace {
+std::filesystem::path fits_dir(const Context& ctx) { return config::data_dir(ctx.data_dir) / "kernels-sim" / "fits"; }
+}  // namespace
+
+kernels::KernelModelChoice select_kernel_model(const std::string& kernel_model, const std::string& gpu_name,
+                                               const Context& ctx) {
+  return kernels::select_kernel_cost_model(gpu_name, fits_dir(ctx), kernel_model);
+}
+
+kernels::KernelModelChoice select_kernel_model_per_gpu(const std::string& kernel_model, const Context& ctx) {
+  return kernels::select_kernel_cost_model_per_gpu(fits_dir(ctx), kernel_model);
+}
+
+workload::StepParams step_params(const std::vector<std::string>& param_flags) {
+  workload::StepParams p;
+  for (const auto& text : param_flags) {
+    const auto eq = text.find('=');
+    if (eq == std::string::npos || eq == 0) throw UsageError("--param expects name=value, got \"" + text + "\"");
+    double value = 0;
+    try {
+      std::size_t used = 0;
+      value = std::stod(text.substr(eq + 1), &used);
+      if (used != text.size() - eq - 1) throw std::invalid_argument("trailing text");
+    } catch (const std::exception&) {
+      throw UsageError("--param " + text + ": the value must be a number");
+    }
+    workload::set_step_param(p, text.substr(0, eq), value);
+  }
+  return p;
 }
 
 model::FlopsConvention flops_convention(const CaseFlags& flags) {

@@ -6,6 +6,7 @@
 
 #include "cli/context.hpp"
 #include "cli/opt_layout_flags.hpp"
+#include "kernels/kernel_model_selection.hpp"
 #include "predict/predict_step.hpp"
 
 namespace moesim::cli {
@@ -14,6 +15,8 @@ struct CaseFlags {
   std::string model;   // catalog name, alias, or path (catalog JSON or Hugging Face config.json)
   std::string system;  // catalog name, alias, or path
   std::string flops_convention = "megatron";
+  std::vector<std::string> params;  // --param name=value: StepParams overrides (workload/step_params.hpp)
+  std::string kernel_model = "auto";  // --kernel-model auto | roofline | FILE (kernels/kernel_model_selection.hpp)
   LayoutFlags layout;
 };
 
@@ -23,5 +26,18 @@ void add_case_flags(CLI::App& sub, CaseFlags& flags);
 predict::Case resolve_case(const CaseFlags& flags, const Context& ctx);
 
 model::FlopsConvention flops_convention(const CaseFlags& flags);
+
+// --kernel-model auto|roofline|FILE (added by add_case_flags; validate adds it alone). Default auto.
+void add_kernel_model_flag(CLI::App& sub, std::string& kernel_model);
+
+// The kernel cost model for cases on the catalog GPU `gpu_name` (SystemSpec::gpu.name); under auto the fit is
+// <data dir>/kernels-sim/fits/<gpu_name>.json. ConfigError (exit 2) for a missing file or another GPU's fit.
+kernels::KernelModelChoice select_kernel_model(const std::string& kernel_model, const std::string& gpu_name,
+                                               const Context& ctx);
+// The same choice made per GPU, for commands whose cases run on several GPUs (validate).
+kernels::KernelModelChoice select_kernel_model_per_gpu(const std::string& kernel_model, const Context& ctx);
+
+// The StepParams defaults with every --param override applied (unknown names: ConfigError with did-you-mean).
+workload::StepParams step_params(const std::vector<std::string>& param_flags);
 
 }  // namespace moesim::cli

@@ -1,8 +1,10 @@
 #include "predict/predict_step.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "core/units.hpp"
+#include "engine/intervals.hpp"
 #include "engine/simulator.hpp"
 #include "layout/pipeline_layout.hpp"
 #include "layout/validate.hpp"
@@ -57,7 +59,8 @@ Prediction predict_step(const Case& c, const PredictOptions& options) {
   workload::StepParams no_launch = options.params;
   no_launch.graph_launch_us = 0;
   workload::StepInputs in_free{c.model, free_host, stages, c.system, *kernels, no_launch};
-  const double t_free = ps_to_seconds(simulate(workload::build_step(in_free)).makespan);
+  const double t_free = options.host_breakdown ? ps_to_seconds(simulate(workload::build_step(in_free)).makespan)
+                                               : ps_to_seconds(result->makespan);
 
   report::StepReport r;
   r.model = c.model.name;
@@ -85,29 +88,35 @@ Prediction predict_step(const Case& c, const PredictOptions& options) {
     r.memory_max_GiB = std::max(r.memory_max_GiB, b.total() / kGiB);
   }
 
-  // Breakdown on the rank with the most compute (the one that sets the pace).
+  // Breakdown on the rank with the most compute (the one that sets the pace), as disjoint shares of the step:
+  // compute, then optimizer, then exposed communication by group in the order ep, tp, cp, pp, dp (time a group
+  // is busy while nothing before it in that order runs), then idle time split into host (the step minus the same
+  // step with free launches, at most the idle time) and bubble (the rest: pipeline fill/drain, waits).
   const auto& g = w->graph;
   int critical = 0;
   for (std::size_t i = 1; i < result->ranks.size(); ++i)
     if (result->ranks[i].compute_busy > result->ranks[critical].compute_busy) critical = static_cast<int>(i);
-  const auto& rt = result->ranks[critical];
-  auto cat_time = [&](const char* name, bool exposed) {
-    for (std::size_t id = 0; id < g.categories().size(); ++id)
-      if (g.categories()[id] == name && id < rt.by_category.size())
-        return ps_to_seconds(exposed ? rt.by_category[id].exposed : rt.by_category[id].busy);
-    return 0.0;
-  };
-  const double optimizer = cat_time("optimizer", false);
-  r.breakdown["compute"] = cat_time("compute", false);
-  r.breakdown["optimizer"] = optimizer;
-  double accounted = r.breakdown["compute"] + optimizer;
-  for (const char* cat : {"tp", "cp", "ep", "dp", "pp"}) {
-    r.breakdown[std::string("exposed_") + cat] = cat_time(cat, true);
-    accounted += r.breakdown[std::string("exposed_") + cat];
+  std::map<std::string, std::vector<engine::Interval>> by_cat;
+  for (const auto& op : g.ops()) {
+    if (op.rank != critical || op.stream == workload::Stream::host) continue;
+    const auto& t = result->ops[static_cast<std::size_t>(op.id)];
+    if (t.end > t.start) by_cat[g.categories()[op.category]].push_back({t.start, t.end});
   }
-  r.breakdown["host"] = std::max(0.0, r.step_time_s - t_free);
-  accounted += r.breakdown["host"];
-  r.breakdown["bubble"] = std::max(0.0, r.step_time_s - accounted);
+  std::vector<engine::Interval> covered;
+  auto take = [&](const std::string& cat) {
+    auto& iv = by_cat[cat];
+    engine::normalize(iv);
+    const double exposed = ps_to_seconds(engine::measure_outside(iv, covered));
+    covered.insert(covered.end(), iv.begin(), iv.end());
+    engine::normalize(covered);
+    return exposed;
+  };
+  r.breakdown["compute"] = take("compute");
+  r.breakdown["optimizer"] = take("optimizer");
+  for (const char* cat : {"ep", "tp", "cp", "pp", "dp"}) r.breakdown[std::string("exposed_") + cat] = take(cat);
+  const double idle = std::max(0.0, r.step_time_s - ps_to_seconds(engine::measure(covered)));
+  r.breakdown["host"] = std::min(idle, std::max(0.0, r.step_time_s - t_free));
+  r.breakdown["bubble"] = idle - r.breakdown["host"];
   r.critical_pp_rank = critical;
   r.simulated_ops = g.ops().size();
   r.simulated_ranks = w->simulated_ranks;

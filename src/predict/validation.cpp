@@ -159,6 +159,7 @@ ValidationResult validate_table(const config::CsvTable& table, const Resolvers& 
         o.check_memory = false;
         o.flops_convention = convention_of(col(row, "framework"));
         o.keep_timeline = false;
+        o.host_breakdown = false;
         const auto p = predict_step(c, o);
         v.layout = p.report.layout_summary;
         v.predicted = v.metric == "tflops_per_gpu"           ? p.report.tflops_per_gpu

@@ -29,7 +29,10 @@ class Builder {
   explicit Builder(const StepInputs& in)
       : in_(in), l_(in.layout), m_(in.model), p_(in.params), device_(device_rates(in.system.gpu)),
         ctx_{in.kernels, device_}, map_(l_) {
-    if (const auto* f = in.system.calibration.find("kernel_launch")) p_.kernel_launch_us = f->value_si * 1e6;
+    if (p_.kernel_launch_us < 0) {
+      const auto* f = in.system.calibration.find("kernel_launch");
+      p_.kernel_launch_us = f ? f->value_si * 1e6 : 5.0;
+    }
     domain_ = {in.system.scale_up.domain_size,
                in.system.scale_up.gpus_used_per_domain > 0 ? in.system.scale_up.gpus_used_per_domain
                                                            : in.system.scale_up.domain_size};

@@ -40,11 +40,24 @@ struct StepParams {
   int hybridep_sms = 32;
   int nccl_sms = 0;
 
-  // Host: eager launch + submit ~4-6 us per kernel (hardware.md §5.5 [S53]); the system file's
-  // "kernel_launch" calibration figure overrides this default.
-  double kernel_launch_us = 5.0;
+  // Host time per eagerly launched kernel. Negative = the system file's "kernel_launch" calibration figure,
+  // else 5 us (launch + submit ~4-6 us per kernel, hardware.md §5.5 [S53]).
+  double kernel_launch_us = -1.0;
   // One CUDA graph launch costs about one kernel launch (assumption).
   double graph_launch_us = 5.0;
 };
+
+}  // namespace moesim::workload
+
+#include <string>
+#include <vector>
+
+namespace moesim::workload {
+
+// Named access to every StepParams field, for `--param name=value` what-if runs and for refitting.
+// Unknown names are a ConfigError listing the known ones with a did-you-mean.
+void set_step_param(StepParams& params, const std::string& name, double value);
+double get_step_param(const StepParams& params, const std::string& name);
+std::vector<std::string> step_param_names();
 
 }  // namespace moesim::workload

@@ -1,0 +1,202 @@
+// predict_step: properties of whole simulated steps on small cases (determinism, conservation of bytes,
+// monotonicity in hardware speed, the breakdown's accounting, the throughput identities).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "model/flops.hpp"
+#include "predict_cases.hpp"
+#include "report/chrome_trace.hpp"
+
+namespace {
+using namespace moesim;
+using test::gb200x64;
+using test::h100x8;
+
+predict::Prediction run(const predict::Case& c, bool timeline = false) {
+  predict::PredictOptions o;
+  o.keep_timeline = timeline;
+  return predict::predict_step(c, o);
+}
+
+std::string trace_of(const predict::Prediction& p) {
+  std::ostringstream out;
+  report::write_chrome_trace(out, p.workload->graph, *p.result);
+  return out.str();
+}
+
+struct Named {
+  const char* name;
+  predict::Case c;
+};
+std::vector<Named> cases() { return {{"h100x8", h100x8()}, {"gb200x64", gb200x64()}}; }
+}  // namespace
+
+TEST_CASE("a step is deterministic: byte-identical JSON report and Chrome trace across runs") {
+  for (const auto& [name, c] : cases()) {
+    CAPTURE(name);
+    const auto a = run(c, true);
+    const auto b = run(c, true);
+    CHECK(report::to_json_text(a.report) == report::to_json_text(b.report));
+    CHECK(trace_of(a) == trace_of(b));
+    CHECK(*a.result == *b.result);
+    // keep_timeline does not change the prediction.
+    CHECK(report::to_json_text(run(c, false).report) == report::to_json_text(a.report));
+  }
+}
+
+TEST_CASE("every collective delivers the bytes it injected") {
+  for (const auto& [name, c] : cases()) {
+    CAPTURE(name);
+    const auto p = run(c, true);
+    const auto& g = p.workload->graph;
+    REQUIRE(p.result->collectives.size() == g.collectives().size());
+    REQUIRE(g.collectives().size() > 0);
+    double total = 0;
+    for (std::size_t i = 0; i < g.collectives().size(); ++i) {
+      const auto& t = p.result->collectives[i];
+      double flow_bytes = 0;
+      for (const auto& f : g.collectives()[i].flows) flow_bytes += f.bytes;
+      CAPTURE(i);
+      CHECK(t.bytes_injected == doctest::Approx(flow_bytes).epsilon(1e-12));
+      CHECK(std::fabs(t.bytes_delivered - t.bytes_injected) <= 1e-6 * t.bytes_injected);
+      CHECK(t.end >= t.rendezvous);
+      total += t.bytes_injected;
+    }
+    // The links carried exactly what the flows delivered.
+    double links = 0;
+    for (double b : p.result->link_bytes) links += b;
+    CHECK(links == doctest::Approx(total).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("faster hardware never lengthens the step") {
+  for (const auto& [name, c] : cases()) {
+    CAPTURE(name);
+    const double base = run(c).report.step_time_s;
+    CHECK(base > 0);
+
+    auto links = c;
+    links.system.gpu.nvlink_Bps_per_direction *= 2;
+    links.system.scale_out.nic.Bps_per_direction *= 2;
+    const double fast_links = run(links).report.step_time_s;
+    CHECK(fast_links <= base);
+
+    auto flops = c;
+    for (auto& f : flops.system.gpu.dense_flops)
+      if (f) *f *= 2;
+    const double fast_math = run(flops).report.step_time_s;
+    CHECK(fast_math <= base);
+    CHECK(fast_math < base);  // these steps are compute-heavy: twice the peak must show
+
+    auto both = flops;
+    both.system.gpu.nvlink_Bps_per_direction *= 2;
+    both.system.scale_out.nic.Bps_per_direction *= 2;
+    CHECK(run(both).report.step_time_s <= std::min(fast_links, fast_math));
+  }
+}
+
+TEST_CASE("throughput identities: tokens, TFLOPS and MFU follow from the step time") {
+  for (const auto& [name, c] : cases()) {
+    CAPTURE(name);
+    const auto r = run(c).report;
+    const double tokens = static_cast<double>(c.layout.gbs) * c.layout.seq;
+    // Exactly the documented expressions.
+    CHECK(r.tokens_per_s_per_gpu == tokens / r.step_time_s / c.layout.gpus);
+    // tokens/s/GPU x step x GPUs = GBS x seq (to rounding: three floating-point operations).
+    CHECK(r.tokens_per_s_per_gpu * r.step_time_s * c.layout.gpus == doctest::Approx(tokens).epsilon(1e-14));
+    model::FlopsOptions fo;
+    fo.seq_length = c.layout.seq;
+    fo.tp = c.layout.tp;
+    fo.mtp_num_layers = c.layout.mtp;
+    const double fpt = model::training_flops_per_token(c.model, fo).total();
+    CHECK(r.flops_per_token == fpt);
+    CHECK(r.tflops_per_gpu == fpt * tokens / r.step_time_s / c.layout.gpus / 1e12);
+    CHECK(r.mfu == doctest::Approx(r.tflops_per_gpu * 1e12 / *c.system.gpu.peak_flops(topology::MathDtype::bf16)).epsilon(1e-15));
+    CHECK(r.flops_convention == "megatron");
+    CHECK(r.gpus == c.layout.gpus);
+    CHECK(r.simulated_ranks == c.layout.pp);
+    CHECK(r.memory.size() == static_cast<std::size_t>(c.layout.pp));
+    // MFU below 1: the simulated step cannot beat the BF16 peak on these BF16-or-slower-FLOP-count cases.
+    CHECK(r.mfu > 0);
+    CHECK(r.mfu < 1);
+  }
+}
+
+TEST_CASE("breakdown: the documented parts, each non-negative") {
+  const std::set<std::string> documented{"compute", "optimizer", "exposed_tp", "exposed_cp", "exposed_ep",
+                                         "exposed_dp", "exposed_pp", "host", "bubble"};
+  for (const auto& [name, c] : cases()) {
+    CAPTURE(name);
+    const auto r = run(c).report;
+    std::set<std::string> keys;
+    for (const auto& [k, v] : r.breakdown) {
+      CAPTURE(k);
+      keys.insert(k);
+      CHECK(v >= 0);
+      CHECK(v <= r.step_time_s);
+    }
+    CHECK(keys == documented);
+    CHECK(r.breakdown.at("compute") > 0);
+    CHECK(r.breakdown.at("exposed_tp") == 0);  // TP1
+    CHECK(r.breakdown.at("exposed_cp") == 0);  // CP1
+  }
+}
+
+TEST_CASE("breakdown parts add up to the step time within 1%") {
+  for (const auto& [name, c] : cases()) {
+    CAPTURE(name);
+    const auto r = run(c).report;
+    double sum = 0;
+    for (const auto& [k, v] : r.breakdown) sum += v;
+    CAPTURE(r.step_time_s);
+    CHECK(sum == doctest::Approx(r.step_time_s).epsilon(0.01));
+  }
+}
+
+// The parts partition the step: compute, optimizer, then each group's exposed communication outside everything
+// counted before it, then idle time as host and bubble. Before this was made disjoint, the engine's per-category
+// `exposed` times overlapped (EP, DP and PP exposed at the same instants) and on gb200x256 the parts other than
+// the bubble added up to 100.25% of the step, with the bubble clamped to 0.
+TEST_CASE("breakdown parts are disjoint: without the bubble they never exceed the step, with it they are the step") {
+  for (const auto& c : {h100x8(), gb200x64(), test::gb200x256()}) {
+    const auto r = run(c).report;
+    double accounted = 0, sum = 0;
+    for (const auto& [k, v] : r.breakdown) {
+      sum += v;
+      if (k != "bubble") accounted += v;
+    }
+    CAPTURE(r.layout_summary);
+    CHECK(accounted <= r.step_time_s * (1 + 1e-12));
+    CHECK(sum == doctest::Approx(r.step_time_s).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("memory: a layout that does not fit is infeasible unless the check is off") {
+  auto c = h100x8();
+  c.system.gpu.hbm_usable_bytes = 4.0 * (1ull << 30);  // 4 GiB: below the ~13 GiB this case needs
+  try {
+    run(c);
+    FAIL("expected InfeasibleError");
+  } catch (const InfeasibleError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("GiB usable") != std::string::npos);
+    CHECK(what.find("weights") != std::string::npos);
+  }
+  predict::PredictOptions o;
+  o.check_memory = false;
+  const auto r = predict::predict_step(c, o).report;
+  CHECK(r.memory_max_GiB > r.usable_hbm_GiB);
+  CHECK(r.usable_hbm_GiB == doctest::Approx(4.0).epsilon(1e-12));
+}
+
+TEST_CASE("layout_summary names the parallel sizes and the stack") {
+  CHECK(predict::layout_summary(h100x8().layout) ==
+        "TP1 PP2 EP4 DP4 MBS1 GBS32 seq4096 bf16 alltoall, recompute none, cuda graph none");
+  CHECK(predict::layout_summary(gb200x64().layout) ==
+        "TP1 PP2 VPP2 EP32 DP32 MBS1 GBS256 seq4096 mxfp8 hybridep, recompute selective: moe_act, cuda graph partial, "
+        "a2a overlap");
+}

@@ -1,0 +1,116 @@
+// validate_table: rows of a groundtruth.csv-shaped table become cases, predictions and errors; rows that cannot
+// be predicted are skipped with the reason; the summary is the distribution of |error|.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "config/csv_table.hpp"
+#include "predict/validation.hpp"
+#include "predict_cases.hpp"
+
+namespace {
+using namespace moesim;
+
+const std::string kHeader =
+    "id,model,hardware,gpus,tp,pp,vpp,ep,etp,cp,dp,mbs,gbs,seq,precision,framework,dispatcher,recompute,mtp,"
+    "cuda_graph,a2a_overlap,routing,pp_layout,metric,value,unit,source,notes\n";
+
+// small-moe on 8 H100 (the h100x8 fixture case) with `metric` and `value`.
+std::string row(const std::string& id, const std::string& metric, const std::string& value,
+                const std::string& model = "small-moe", const std::string& tp = "1") {
+  return id + "," + model + ",DGX-H100,8," + tp + ",2,,4,1,1,4,1,32,4096,BF16,Megatron-Core,alltoall,none,0,none,0,balanced,," +
+         metric + "," + value + ",unit,test,notes\n";
+}
+
+predict::Resolvers resolvers() {
+  return {[](const std::string& name) {
+            if (name != "small-moe") throw ConfigError({{"<test>", "", "unknown model \"" + name + "\""}});
+            return test::h100x8().model;
+          },
+          [](const std::string& name) { return test::systems().resolve(name); }};
+}
+
+predict::ValidationResult validate(const std::string& body) {
+  return predict::validate_table(config::parse_csv(kHeader + body, "t.csv"), resolvers());
+}
+}  // namespace
+
+TEST_CASE("a predictable row: the prediction is predict_step's, with the row's metric") {
+  // What validate does to the case: no memory check, no host counterfactual (it does not change step time).
+  predict::PredictOptions o;
+  o.check_memory = false;
+  o.host_breakdown = false;
+  const auto expected = predict::predict_step(test::h100x8(), o).report;
+
+  const auto r = validate(row("A", "tflops_per_gpu", "300") + row("B", "tokens_per_sec_per_gpu", "100000") +
+                          row("C", "step_time_s", "0.5"));
+  REQUIRE(r.rows.size() == 3);
+  for (const auto& v : r.rows) {
+    CAPTURE(v.id);
+    CHECK(v.skipped.empty());
+    REQUIRE(v.predicted.has_value());
+    CHECK(v.layout == expected.layout_summary);
+  }
+  CHECK(*r.rows[0].predicted == expected.tflops_per_gpu);
+  CHECK(*r.rows[1].predicted == expected.tokens_per_s_per_gpu);
+  CHECK(*r.rows[2].predicted == expected.step_time_s);
+  CHECK(r.rows[0].measured == 300);
+  CHECK(r.rows[0].error_pct() == 100.0 * (expected.tflops_per_gpu - 300) / 300);
+
+  // Summary: n, and the median / p90 (linear interpolation) / max of |error|.
+  std::vector<double> e;
+  for (const auto& v : r.rows) e.push_back(std::fabs(v.error_pct()));
+  std::sort(e.begin(), e.end());
+  CHECK(r.summary.n == 3);
+  CHECK(r.summary.skipped == 0);
+  CHECK(r.summary.median_abs_error_pct == e[1]);
+  CHECK(r.summary.p90_abs_error_pct == doctest::Approx(e[1] + 0.8 * (e[2] - e[1])).epsilon(1e-12));
+  CHECK(r.summary.max_abs_error_pct == e[2]);
+}
+
+TEST_CASE("rows that cannot be predicted are skipped with the reason") {
+  const auto r = validate(row("U", "tflops_per_gpu", "100", "no-such-model") + row("T", "time_to_train", "12.5") +
+                          row("V", "tflops_per_gpu", "n/a") + row("B", "tflops_per_gpu", "100", "small-moe", "") +
+                          row("I", "tflops_per_gpu", "100", "small-moe", "3"));
+  REQUIRE(r.rows.size() == 5);
+  CHECK(r.rows[0].skipped == "<test>: unknown model \"no-such-model\"");
+  CHECK(r.rows[1].skipped == "metric time_to_train is not a single-step prediction");
+  CHECK(r.rows[2].skipped == "value \"n/a\" is not a number");
+  CHECK(r.rows[3].skipped == "column tp is blank or not an integer");
+  // TP3 on 8 GPUs: the layout's first infeasibility reason, then " ..." for the others (heads, query groups).
+  CHECK(r.rows[4].skipped == "tp*pp*cp=6 does not divide 8 GPUs ...");
+  for (const auto& v : r.rows) CHECK_FALSE(v.predicted.has_value());
+  CHECK(r.summary.n == 0);
+  CHECK(r.summary.skipped == 5);
+  CHECK(r.summary.median_abs_error_pct == 0);
+  CHECK(r.summary.max_abs_error_pct == 0);
+}
+
+TEST_CASE("JSON and text renderings of a validation result") {
+  predict::ValidationResult r;
+  predict::ValidationRow a;
+  a.id = "A";
+  a.metric = "tflops_per_gpu";
+  a.measured = 200;
+  a.predicted = 250;
+  a.model = "m";
+  a.hardware = "h";
+  predict::ValidationRow b;
+  b.id = "B";
+  b.skipped = "why";
+  r.rows = {a, b};
+  r.summary = {1, 1, 25, 25, 25};
+  const auto j = nlohmann::json::parse(predict::to_json_text(r));
+  CHECK(j["rows"][0] == nlohmann::json{{"id", "A"}, {"metric", "tflops_per_gpu"}, {"measured", 200.0}, {"predicted", 250.0}, {"error_pct", 25.0}});
+  CHECK(j["rows"][1] == nlohmann::json{{"id", "B"}, {"skipped", "why"}});
+  CHECK(j["summary"] == nlohmann::json{{"n", 1}, {"skipped", 1}, {"median_abs_error_pct", 25.0}, {"p90_abs_error_pct", 25.0},
+                                       {"max_abs_error_pct", 25.0}});
+  const auto text = predict::to_text_table(r);
+  CHECK(text.find("A      tflops_per_gpu                200.0      250.0   +25.0%  m / h\n") != std::string::npos);
+  CHECK(text.find("B      skipped: why\n") != std::string::npos);
+  CHECK(text.find("rows predicted 1, skipped 1; |error| median 25.0%, p90 25.0%, max 25.0%\n") != std::string::npos);
+  CHECK(predict::to_markdown(r).find("| A | m | h | tflops_per_gpu | 200.0 | 250.0 | +25.0% |\n") != std::string::npos);
+}

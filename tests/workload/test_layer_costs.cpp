@@ -1,0 +1,291 @@
+// layer_costs: EP fan-out (ep_volume.py), dispatch bytes per dispatcher, monotonicity in peak FLOPS, and the
+// recompute policies' extra forward work.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "kernels/kernel_cost_model.hpp"
+#include "model/model_loader.hpp"
+#include "topology/system_catalog.hpp"
+#include "workload/layer_costs.hpp"
+#include "workload/step_builder.hpp"
+
+namespace {
+using namespace moesim;
+using workload::Block;
+using workload::BlockCost;
+using workload::LayerCosts;
+
+model::ModelSpec load(const char* name) {
+  return model::load_model_file(std::string(MOESIM_SOURCE_DIR) + "/models/" + name + ".json");
+}
+
+const topology::SystemCatalog& systems() {
+  static const auto catalog = topology::SystemCatalog::load(MOESIM_SOURCE_DIR);
+  return catalog;
+}
+
+kernels::DeviceRates rates(const char* system) { return workload::device_rates(systems().system(system).gpu); }
+
+struct Fixture {
+  std::unique_ptr<kernels::KernelCostModel> model = kernels::make_kernel_cost_model("roofline");
+  LayerCosts costs(const model::ModelSpec& m, bool moe, const layout::Layout& l, const kernels::DeviceRates& d,
+                   int ep_domain_ranks = 8) const {
+    const workload::CostContext ctx{*model, d};
+    return workload::layer_costs(m, moe, l, ctx, ep_domain_ranks);
+  }
+};
+
+layout::Layout base_layout(int ep) {
+  layout::Layout l;
+  l.gpus = 64;
+  l.ep = ep;
+  l.mbs = 1;
+  l.gbs = 64;
+  l.seq = 4096;
+  return l;
+}
+
+// Every timed Block of a LayerCosts, in a fixed order (for field-by-field comparisons).
+std::vector<Block> blocks(const LayerCosts& c) {
+  std::vector<Block> out;
+  for (const BlockCost* b : {&c.attention, &c.pre_dispatch, &c.experts, &c.shared, &c.post_combine}) {
+    out.push_back(b->fwd);
+    out.push_back(b->dgrad);
+    out.push_back(b->wgrad);
+  }
+  out.push_back(c.recompute);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("expected_distinct_ranks matches ep_volume.py for top-8 of 256 experts") {
+  // reference/scripts/ep_volume.py prints 5.29, 6.52, 7.27, 7.68, 8.00; the values below are its exact
+  // comb()-based results to 16 digits.
+  CHECK(workload::expected_distinct_ranks(256, 8, 8) == doctest::Approx(5.294652000382479).epsilon(1e-12));
+  CHECK(workload::expected_distinct_ranks(256, 8, 16) == doctest::Approx(6.523279533536929).epsilon(1e-12));
+  CHECK(workload::expected_distinct_ranks(256, 8, 32) == doctest::Approx(7.2667999173528806).epsilon(1e-12));
+  CHECK(workload::expected_distinct_ranks(256, 8, 64) == doctest::Approx(7.675750191770085).epsilon(1e-12));
+  CHECK(workload::expected_distinct_ranks(256, 8, 256) == doctest::Approx(8.0).epsilon(1e-12));
+  // The rounded figures as printed.
+  CHECK(std::round(100 * workload::expected_distinct_ranks(256, 8, 8)) == 529);
+  CHECK(std::round(100 * workload::expected_distinct_ranks(256, 8, 16)) == 652);
+  CHECK(std::round(100 * workload::expected_distinct_ranks(256, 8, 32)) == 727);
+  CHECK(std::round(100 * workload::expected_distinct_ranks(256, 8, 64)) == 768);
+  // Edge cases: no EP -> one rank; top-1 -> exactly one rank; one expert per rank -> k ranks.
+  CHECK(workload::expected_distinct_ranks(256, 8, 1) == 1.0);
+  CHECK(workload::expected_distinct_ranks(128, 1, 16) == doctest::Approx(1.0).epsilon(1e-12));
+  CHECK(workload::expected_distinct_ranks(64, 4, 64) == doctest::Approx(4.0).epsilon(1e-12));
+  // Never more than min(k, ep) and increasing in ep.
+  double prev = 0;
+  for (int ep : {1, 2, 4, 8, 16, 32, 64, 128}) {
+    const double d = workload::expected_distinct_ranks(128, 8, ep);
+    CHECK(d <= std::min(8, ep) + 1e-12);
+    CHECK(d > prev);
+    prev = d;
+  }
+}
+
+TEST_CASE("EP dispatch and combine bytes per dispatcher") {
+  Fixture f;
+  const auto q = load("qwen3-30b-a3b");  // h 2048, 128 experts, top-8
+  const auto dev = rates("dgx-h100");
+  const double h = 2048, k = 8, T = 4096;  // t_rank = mbs * seq / cp / tp
+  auto l = base_layout(8);
+
+  SUBCASE("alltoall: one copy per (token, expert) off this rank, BF16") {
+    l.dispatcher = layout::Dispatcher::alltoall;
+    const auto c = f.costs(q, true, l, dev);
+    CHECK(c.ep_dispatch_bytes == T * k * h * 2 * 7.0 / 8.0);
+    CHECK(c.ep_combine_bytes == T * k * h * 2 * 7.0 / 8.0);
+    // FP8 GEMMs do not change the NCCL all-to-all's BF16 payload.
+    l.precision = layout::Precision::fp8_blockwise;
+    CHECK(f.costs(q, true, l, dev).ep_dispatch_bytes == T * k * h * 2 * 7.0 / 8.0);
+  }
+  SUBCASE("alltoall with TP2 + SP: each GPU dispatches its sequence shard") {
+    l.tp = 2;
+    l.etp = 1;
+    const auto c = f.costs(q, true, l, dev);
+    CHECK(c.ep_dispatch_bytes == (T / 2) * k * h * 2 * 7.0 / 8.0);
+  }
+  SUBCASE("allgather: every token to every other rank") {
+    l.dispatcher = layout::Dispatcher::allgather;
+    CHECK(f.costs(q, true, l, dev).ep_dispatch_bytes == T * h * 2 * 7.0);
+  }
+  SUBCASE("hybridep: one copy per distinct destination rank (uniform routing), remote share (ep-1)/ep") {
+    l.dispatcher = layout::Dispatcher::hybridep;
+    const double d = workload::expected_distinct_ranks(128, 8, 8);
+    const auto c = f.costs(q, true, l, dev);
+    CHECK(c.ep_dispatch_bytes == doctest::Approx(T * h * d * 7.0 / 8.0 * 2).epsilon(1e-12));
+    CHECK(c.ep_combine_bytes == doctest::Approx(T * h * d * 7.0 / 8.0 * 2).epsilon(1e-12));
+    // HybridEP dispatches BF16 even with MXFP8 GEMMs (NVIDIA's recipes).
+    l.precision = layout::Precision::mxfp8;
+    CHECK(f.costs(q, true, l, dev).ep_dispatch_bytes == doctest::Approx(T * h * d * 7.0 / 8.0 * 2).epsilon(1e-12));
+    // Fewer bytes than the all-to-all's per-expert copies.
+    CHECK(c.ep_dispatch_bytes < T * k * h * 2 * 7.0 / 8.0);
+  }
+  SUBCASE("deepep with FP8 GEMMs: FP8 dispatch plus one FP32 scale per 128 channels; BF16 combine") {
+    l.dispatcher = layout::Dispatcher::deepep;
+    l.precision = layout::Precision::fp8_blockwise;
+    const double d = workload::expected_distinct_ranks(128, 8, 8);
+    const auto c = f.costs(q, true, l, dev);
+    CHECK(c.ep_dispatch_bytes == doctest::Approx(T * h * d * 7.0 / 8.0 * (1 + 4.0 / 128)).epsilon(1e-12));
+    CHECK(c.ep_combine_bytes == doctest::Approx(T * h * d * 7.0 / 8.0 * 2).epsilon(1e-12));
+  }
+  SUBCASE("no EP: nothing moves; the NIC share is 1 - ranks in the domain / ep") {
+    l.ep = 1;
+    const auto c = f.costs(q, true, l, dev);
+    CHECK(c.ep_dispatch_bytes == 0);
+    CHECK(c.ep_combine_bytes == 0);
+    CHECK(c.ep_nic_fraction == 0);
+    l.ep = 32;
+    CHECK(f.costs(q, true, l, dev, 8).ep_nic_fraction == doctest::Approx(0.75).epsilon(1e-15));
+    CHECK(f.costs(q, true, l, dev, 32).ep_nic_fraction == 0);
+  }
+  SUBCASE("a dense layer moves no EP bytes") {
+    const auto ds = load("deepseek-v3");
+    const auto c = f.costs(ds, false, l, dev);
+    CHECK_FALSE(c.moe);
+    CHECK(c.ep_dispatch_bytes == 0);
+    CHECK(c.ep_combine_bytes == 0);
+  }
+}
+
+TEST_CASE("TP and CP volumes of one layer") {
+  Fixture f;
+  const auto q = load("qwen3-30b-a3b");
+  const auto dev = rates("dgx-h100");
+  auto l = base_layout(8);
+  l.tp = 4;
+  l.etp = 1;
+  const double act = 4096.0 * 2048 * 2;  // one full activation of the TP group, BF16
+  auto c = f.costs(q, true, l, dev);
+  CHECK(c.tp_fwd_bytes == 2 * act * 3 / 4);  // SP: attention all-gather + reduce-scatter
+  CHECK(c.tp_bwd_bytes == 1.5 * c.tp_fwd_bytes);
+  CHECK(c.cp_fwd_bytes == 0);
+  l.tp = 1;
+  l.cp = 2;
+  c = f.costs(q, true, l, dev);
+  CHECK(c.tp_fwd_bytes == 0);
+  // Ring attention moves the other half of K and V: 2 * 4 groups * 128 dims per token, BF16.
+  CHECK(c.cp_fwd_bytes == 0.5 * 4096 * (2.0 * 4 * 128) * 2);
+  CHECK(c.cp_bwd_bytes == 2 * c.cp_fwd_bytes);
+}
+
+TEST_CASE("doubling the GPU's peak FLOPS never makes any block slower") {
+  Fixture f;
+  const auto q = load("qwen3-30b-a3b");
+  const auto ds = load("deepseek-v3");
+  for (const char* system : {"dgx-h100", "gb200-nvl72"}) {
+    const auto dev = rates(system);
+    auto fast = dev;
+    fast.bf16_flops *= 2;
+    fast.fp8_flops *= 2;
+    fast.fp4_flops *= 2;
+    for (auto precision : {layout::Precision::bf16, layout::Precision::fp8_blockwise}) {
+      for (const model::ModelSpec* m : {&q, &ds}) {
+        for (bool moe : {false, true}) {
+          if (!moe && m == &q) continue;  // Qwen3-30B has no dense layer
+          auto l = base_layout(8);
+          l.precision = precision;
+          l.recompute = layout::parse_recompute("full");
+          CAPTURE(system);
+          CAPTURE(m->name);
+          CAPTURE(moe);
+          CAPTURE(static_cast<int>(precision));
+          const auto slow_blocks = blocks(f.costs(*m, moe, l, dev));
+          const auto fast_blocks = blocks(f.costs(*m, moe, l, fast));
+          REQUIRE(slow_blocks.size() == fast_blocks.size());
+          bool some_faster = false;
+          for (std::size_t i = 0; i < slow_blocks.size(); ++i) {
+            CAPTURE(i);
+            CHECK(fast_blocks[i].seconds <= slow_blocks[i].seconds);
+            CHECK(fast_blocks[i].kernels == slow_blocks[i].kernels);
+            some_faster = some_faster || fast_blocks[i].seconds < slow_blocks[i].seconds;
+          }
+          CHECK(some_faster);  // the GEMMs are compute-bound at 4096 tokens
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("recompute policies add exactly the forward work they redo") {
+  Fixture f;
+  const auto ds = load("deepseek-v3");  // MLA, shared expert: every block non-empty
+  const auto dev = rates("gb200-nvl72");
+  auto l = base_layout(8);
+  auto with = [&](const char* policy, bool moe) {
+    l.recompute = layout::parse_recompute(policy);
+    return f.costs(ds, moe, l, dev);
+  };
+  const auto none = with("none", true);
+  CHECK(none.recompute.seconds == 0);
+  CHECK(none.recompute.kernels == 0);
+  for (const auto* b : {&none.attention, &none.pre_dispatch, &none.experts, &none.shared, &none.post_combine}) {
+    CHECK(b->fwd.seconds > 0);
+    CHECK(b->fwd.kernels > 0);
+  }
+
+  SUBCASE("full = every forward block of the layer") {
+    for (bool moe : {false, true}) {
+      const auto c = with("full", moe);
+      Block expected;
+      expected += c.attention.fwd;
+      expected += c.pre_dispatch.fwd;
+      expected += c.experts.fwd;
+      expected += c.shared.fwd;
+      expected += c.post_combine.fwd;
+      CHECK(c.recompute.seconds == expected.seconds);
+      CHECK(c.recompute.kernels == expected.kernels);
+      // Recompute changes nothing else.
+      CHECK(c.attention.fwd.seconds == with("none", moe).attention.fwd.seconds);
+      CHECK(c.experts.dgrad.seconds == with("none", moe).experts.dgrad.seconds);
+    }
+  }
+  SUBCASE("selective core_attn or mla_up_proj = the attention forward") {
+    for (const char* p : {"selective: core_attn", "selective: mla_up_proj"}) {
+      const auto c = with(p, true);
+      CHECK(c.recompute.seconds == c.attention.fwd.seconds);
+      CHECK(c.recompute.kernels == c.attention.fwd.kernels);
+    }
+  }
+  SUBCASE("selective moe = router/permute + routed experts; shared_experts = the shared expert") {
+    auto c = with("selective: moe", true);
+    Block expected = c.pre_dispatch.fwd;
+    expected += c.experts.fwd;
+    CHECK(c.recompute.seconds == expected.seconds);
+    CHECK(c.recompute.kernels == expected.kernels);
+    c = with("selective: shared_experts", true);
+    CHECK(c.recompute.seconds == c.shared.fwd.seconds);
+    CHECK(c.recompute.kernels == c.shared.fwd.kernels);
+    c = with("selective: moe,shared_experts", true);
+    expected = c.pre_dispatch.fwd;
+    expected += c.experts.fwd;
+    expected += c.shared.fwd;
+    CHECK(c.recompute.seconds == expected.seconds);
+  }
+  SUBCASE("selective moe_act = one activation kernel, cheaper than the experts' forward") {
+    const auto c = with("selective: moe_act", true);
+    CHECK(c.recompute.kernels == 1);
+    CHECK(c.recompute.seconds > 0);
+    CHECK(c.recompute.seconds < c.experts.fwd.seconds);
+    // moe wins over moe_act when both are given.
+    const auto both = with("selective: moe,moe_act", true);
+    Block expected = both.pre_dispatch.fwd;
+    expected += both.experts.fwd;
+    CHECK(both.recompute.seconds == expected.seconds);
+  }
+  SUBCASE("selective layernorm = two norm kernels; mlp = the dense MLP forward on a dense layer only") {
+    auto c = with("selective: layernorm", true);
+    CHECK(c.recompute.kernels == 2);
+    CHECK(c.recompute.seconds > 0);
+    c = with("selective: mlp", false);
+    CHECK(c.recompute.seconds == c.experts.fwd.seconds);
+    CHECK(c.recompute.kernels == c.experts.fwd.kernels);
+    c = with("selective: mlp", true);  // on an MoE layer "mlp" names nothing
+    CHECK(c.recompute.seconds == 0);
+  }
+}

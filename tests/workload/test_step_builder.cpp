@@ -1,0 +1,185 @@
+// build_step: the op graph of one training step, checked structurally on a small MoE model (the fixture
+// tests/fixtures/predict/small_moe.json: 8 layers, layer 0 dense, 64 experts top-4, one shared expert).
+#include <doctest/doctest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "config/document.hpp"
+#include "core/error.hpp"
+#include "kernels/kernel_cost_model.hpp"
+#include "layout/layout_loader.hpp"
+#include "layout/pipeline_layout.hpp"
+#include "memory/model_facts.hpp"
+#include "model/model_loader.hpp"
+#include "topology/system_catalog.hpp"
+#include "workload/step_builder.hpp"
+
+namespace {
+using namespace moesim;
+using workload::OpKind;
+using workload::Stream;
+
+const std::string kCases = std::string(MOESIM_FIXTURES_DIR) + "/predict/";
+
+struct Built {
+  model::ModelSpec model = model::load_model_file(kCases + "small_moe.json");
+  topology::SystemSpec system;
+  layout::Layout layout;
+  layout::StageAssignment stages;
+  std::unique_ptr<kernels::KernelCostModel> kernels = kernels::make_kernel_cost_model("roofline");
+  workload::StepWorkload w;
+
+  Built(const char* case_file, const char* system_name, void (*tweak)(layout::Layout&) = nullptr) {
+    system = topology::SystemCatalog::load(MOESIM_SOURCE_DIR).resolve(system_name);
+    Diagnostics diags;
+    const auto doc = config::load_file(kCases + case_file, diags);
+    layout = layout::read_layout(doc.json, doc.file, diags);
+    diags.throw_if_any();
+    if (tweak) tweak(layout);
+    stages = layout::assign_stages(layout, memory::model_facts(model));
+    w = workload::build_step({model, layout, stages, system, *kernels, {}});
+  }
+
+  // ops named `name` on `rank`
+  int count(int rank, const std::string& name) const {
+    int n = 0;
+    for (const auto& op : w.graph.ops())
+      if (op.rank == rank && w.graph.names()[op.name] == name) ++n;
+    return n;
+  }
+};
+}  // namespace
+
+TEST_CASE("one simulated rank per pipeline stage, each with its NVLink port and NIC") {
+  const Built b("h100x8.json", "dgx-h100");
+  CHECK(b.w.simulated_ranks == 2);
+  REQUIRE(b.w.graph.ranks().size() == 2);
+  CHECK(b.w.graph.ranks()[0].class_size == 4);  // 8 GPUs / PP2
+  CHECK(b.w.graph.ranks()[1].name == "pp1");
+  CHECK(b.w.graph.ranks()[0].sm_count == b.system.gpu.sm_count);
+  REQUIRE(b.w.network.link_capacity_Bps.size() == 4);
+  CHECK(b.w.network.link_names[0] == "pp0.nvlink");
+  CHECK(b.w.network.link_names[3] == "pp1.nic");
+  CHECK(b.w.network.link_capacity_Bps[0] == b.system.gpu.nvlink_Bps_per_direction);
+  CHECK(b.w.network.link_capacity_Bps[1] == b.system.scale_out.nic.Bps_per_direction * b.system.scale_out.nics_per_gpu);
+  CHECK_NOTHROW(b.w.graph.validate(b.w.network));
+}
+
+TEST_CASE("op counts follow layers x micro-batches on each stage") {
+  // PP2, 8 layers: rank 0 holds layers 0-3 (layer 0 dense, 3 MoE) + embedding, rank 1 layers 4-7 (4 MoE) + loss.
+  // 8 micro-batches (GBS 32 / (MBS 1 x DP 4)).
+  const Built b("h100x8.json", "dgx-h100");
+  REQUIRE(b.layout.num_microbatches() == 8);
+  for (const char* ep : {"ep_dispatch", "ep_combine", "ep_dispatch_bwd", "ep_combine_bwd", "experts_fwd",
+                         "shared_expert_fwd", "dropless_token_count_sync"}) {
+    CAPTURE(ep);
+    CHECK(b.count(0, ep) == 3 * 8);
+    CHECK(b.count(1, ep) == 4 * 8);
+  }
+  CHECK(b.count(0, "mlp_fwd") == 8);
+  CHECK(b.count(1, "mlp_fwd") == 0);
+  CHECK(b.count(0, "attention_fwd") == 4 * 8);
+  CHECK(b.count(1, "attention_dgrad") == 4 * 8);
+  CHECK(b.count(0, "embedding_fwd") == 8);
+  CHECK(b.count(1, "embedding_fwd") == 0);
+  CHECK(b.count(1, "output_fwd") == 8);
+  CHECK(b.count(0, "output_fwd") == 0);
+  CHECK(b.count(0, "pp_send_activation") == 8);
+  CHECK(b.count(1, "pp_send_activation") == 0);
+  CHECK(b.count(1, "pp_send_gradient") == 8);
+  CHECK(b.count(0, "pp_send_gradient") == 0);
+  CHECK(b.count(0, "optimizer_step") == 1);
+  CHECK(b.count(1, "optimizer_step") == 1);
+  CHECK(b.count(0, "recompute") == 0);  // recompute none
+  // DP4 on one node: gradient reduce-scatter and parameter all-gather once per chunk, dense and expert side.
+  CHECK(b.count(0, "dp_grad_reduce_scatter") == 1);
+  CHECK(b.count(0, "dp_param_allgather") == 1);
+  CHECK(b.count(0, "edp_grad_reduce_scatter") == 0);  // EDP = 8 / (EP4 x PP2) = 1: nothing to reduce
+  CHECK(b.count(0, "edp_param_allgather") == 0);
+}
+
+TEST_CASE("every op is labelled within the step's layers and micro-batches") {
+  const Built b("gb200x64.json", "gb200-nvl72");
+  const int m = b.layout.num_microbatches();
+  REQUIRE(m == 8);
+  for (const auto& op : b.w.graph.ops()) {
+    CAPTURE(b.w.graph.describe(op.id));
+    CHECK(op.microbatch >= -1);
+    CHECK(op.microbatch < m);
+    CHECK(op.layer >= -1);
+    CHECK(op.layer < 8);
+    CHECK((op.rank == 0 || op.rank == 1));
+    if (op.kind == OpKind::compute) CHECK(op.duration >= 0);
+  }
+  CHECK_NOTHROW(b.w.graph.validate(b.w.network));
+}
+
+TEST_CASE("an EP dispatch inside one NVLink domain is one NVLink flow of bytes / efficiency") {
+  const Built b("h100x8.json", "dgx-h100");
+  // alltoall, EP4, t = 4096 tokens, h = 2048, top-4: 4096 * 4 * 2048 * 2 B * 3/4 on the wire, at the NCCL NVLink
+  // efficiency of StepParams (0.81).
+  const double wire = 4096.0 * 4 * 2048 * 2 * 3 / 4;
+  const workload::StepParams p;
+  int seen = 0;
+  for (const auto& op : b.w.graph.ops()) {
+    if (b.w.graph.names()[op.name] != "ep_dispatch") continue;
+    const auto& c = b.w.graph.collectives().at(static_cast<std::size_t>(op.collective));
+    REQUIRE(c.flows.size() == 1);
+    CHECK(c.flows[0].path == std::vector<workload::LinkId>{2 * op.rank});  // the rank's NVLink port
+    CHECK(c.flows[0].bytes == doctest::Approx(wire / p.nccl_nvlink_efficiency).epsilon(1e-12));
+    CHECK(c.sm_count == p.nccl_sms);
+    CHECK(op.stream == Stream::ep_comm);
+    ++seen;
+  }
+  CHECK(seen == 7 * 8);
+}
+
+TEST_CASE("launch costs: eager kernels pay the system's launch figure; a full graph pays one graph launch") {
+  {
+    const Built b("h100x8.json", "dgx-h100");  // cuda_graph none; dgx-h100 calibration kernel_launch = 5 us
+    int gpu_ops = 0;
+    for (const auto& op : b.w.graph.ops()) {
+      if (op.stream == Stream::host) continue;
+      if (b.w.graph.names()[op.name] == "wait") {  // zero-time join markers cost no launch
+        CHECK(op.kind == OpKind::delay);
+        CHECK(op.duration == 0);
+        continue;
+      }
+      ++gpu_ops;
+      CHECK_FALSE(op.graph_captured);
+      CHECK(op.launch_cost >= seconds_to_ps(5e-6));
+      CHECK(op.launch_cost % seconds_to_ps(5e-6) == 0);  // a whole number of kernel launches
+    }
+    CHECK(gpu_ops > 0);
+    CHECK(b.count(0, "cuda_graph_launch") == 0);
+  }
+  {
+    const Built b("h100x8.json", "dgx-h100", [](layout::Layout& l) { l.cuda_graph = layout::CudaGraph::full; });
+    for (const auto& op : b.w.graph.ops())
+      if (op.stream != Stream::host) CHECK(op.graph_captured);
+    CHECK(b.count(0, "cuda_graph_launch") == 1);
+    CHECK(b.count(1, "cuda_graph_launch") == 1);
+    CHECK(b.count(0, "dropless_token_count_sync") == 0);  // the full graph needs no host sync
+  }
+}
+
+TEST_CASE("recompute and a2a overlap change the graph as documented") {
+  const Built none("h100x8.json", "dgx-h100");
+  const Built full("h100x8.json", "dgx-h100", [](layout::Layout& l) { l.recompute = layout::parse_recompute("full"); });
+  CHECK(full.count(0, "recompute") == 4 * 8);  // one per layer and micro-batch backward
+  CHECK(full.count(1, "recompute") == 4 * 8);
+  // With overlap the builder merges forward and backward layer by layer; the op multiset stays the same.
+  const Built paired("gb200x64.json", "gb200-nvl72");
+  const Built plain("gb200x64.json", "gb200-nvl72", [](layout::Layout& l) { l.a2a_overlap = false; });
+  std::map<std::string, int> a, b;
+  for (const auto& op : paired.w.graph.ops()) a[paired.w.graph.names()[op.name]]++;
+  for (const auto& op : plain.w.graph.ops()) b[plain.w.graph.names()[op.name]]++;
+  CHECK(a == b);
+}
+
+TEST_CASE("a precision the GPU lacks is infeasible") {
+  CHECK_THROWS_AS(Built("h100x8.json", "dgx-h100", [](layout::Layout& l) { l.precision = layout::Precision::nvfp4; }),
+                  InfeasibleError);
+}
