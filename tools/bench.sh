@@ -26,7 +26,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="$root/build-bench"
 runs=5 core=0 markdown=0 do_build=1 engine=1 jobs=2
 csv="$root/../shared/reference/groundtruth.csv"
-usage() { sed -n '/^#   tools\/bench.sh/,/^#   --jobs/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 1; }
+usage() { sed -n '/^#   tools\/bench.sh/,/^#   --jobs/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit "${1:-1}"; }
 while (($#)); do
   case "$1" in
     --runs) [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || usage; runs="$2"; shift 2 ;;
@@ -36,7 +36,7 @@ while (($#)); do
     --markdown) markdown=1; shift ;;
     --no-build) do_build=0; shift ;;
     --no-engine) engine=0; shift ;;
-    -h|--help) usage ;;
+    -h|--help) usage 0 ;;
     *) echo "bench.sh: unknown argument $1" >&2; usage ;;
   esac
 done
@@ -62,7 +62,7 @@ declare -A label target cmd
 label[baseline]="baseline: describe --model deepseek-v3"; target[baseline]=""
 label[default]="run (default: DeepSeek-V3, 256 GB300)";   target[default]="2"
 label[big]="run DeepSeek-V3, 8,192 GB200";                target[big]="10"
-label[validate]="validate (groundtruth.csv)";             target[validate]=""
+label[validate]="validate ($(basename "$csv"))"; target[validate]=""
 cmd[baseline]="$(printf '%q ' "$moesim" describe --model deepseek-v3)"
 cmd[default]="$(printf '%q ' "$moesim" run)"
 cmd[big]="$(printf '%q ' "$moesim" "${big_case[@]}")"

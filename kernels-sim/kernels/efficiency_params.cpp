@@ -67,13 +67,15 @@ KernelEfficiencyParams builtin_kernel_efficiency() {
        "hardware.md §5.1 DeepGEMM H800 block-scaled FP8, dense M=4096 N=7168 K=16384: 1358 TF [S28]"},
       {A::blackwell, D::bf16, 1822.0 / 2500.0, "hardware.md §5.1 MAMF GB200 BF16 1822 TF of 2500 [S2]"},
       {A::blackwell, D::fp8, 3615.6 / 5000.0, "hardware.md §5.1 MAMF GB200 FP8 3615.6 TF of 5000 [S2]"},
-      {A::blackwell, D::fp8_block, 3615.6 / 5000.0,
-       "assumption: MXFP8 = FP8 ceiling (same peak, hardware.md §1 [S32]); no MXFP8 MAMF published"},
+      {A::blackwell, D::fp8_block, 2672.0 / 5000.0,
+       "moe-modeling.md §8.15: MXFP8 grouped GEMM K=7168 N=2048 on GB200, ~2,672 TF with L2 flushed (GB200 blog); "
+       "the only published MXFP8 GEMM figure (block scaling costs against the 3615.6 TF FP8 MAMF)"},
       {A::blackwell, D::fp4, 7627.6 / 10000.0,
        "hardware.md §5.1 GB200 FP4 cuBLASLt square N=16384: 7627.6 TF of 10000 [S14] (no FP4 MAMF published)"},
       {A::blackwell_ultra, D::bf16, 1769.0 / 2250.0, "hardware.md §5.1 MAMF B300 BF16 1769 TF of 2250 [S2]"},
       {A::blackwell_ultra, D::fp8, 3353.3 / 4500.0, "hardware.md §5.1 MAMF B300 FP8 3353.3 TF of 4500 [S2]"},
-      {A::blackwell_ultra, D::fp8_block, 3353.3 / 4500.0, "assumption: MXFP8 = FP8 ceiling (as for blackwell)"},
+      {A::blackwell_ultra, D::fp8_block, 2672.0 / 5000.0,
+       "assumption: the GB200 MXFP8 grouped-GEMM fraction (moe-modeling.md §8.15) also holds on Blackwell Ultra"},
       {A::blackwell_ultra, D::fp4, 7627.6 / 10000.0,
        "assumption: same fraction as GB200 FP4 [S14]; Blackwell Ultra FP4 peak itself is disputed (hardware.md §6)"},
   };

@@ -12,7 +12,7 @@ TEST_CASE("every built-in constant names its source; assumptions say so") {
   int assumptions = 0;
   auto check_source = [&](const std::string& s) {
     CHECK(!s.empty());
-    const bool sourced = s.find("[S") != std::string::npos;
+    const bool sourced = s.find("[S") != std::string::npos || s.rfind("moe-modeling.md §", 0) == 0;
     const bool assumption = s.rfind("assumption", 0) == 0;
     CHECK((sourced || assumption));
     if (assumption) ++assumptions;
@@ -20,7 +20,7 @@ TEST_CASE("every built-in constant names its source; assumptions say so") {
   for (const auto& c : p.gemm_ceilings) check_source(c.source);
   for (const auto& t : p.gemm_tilings) check_source(t.source);
   for (const auto& a : p.attention) check_source(a.source);
-  CHECK(assumptions == 12);  // keep in step with the README table
+  CHECK(assumptions == 11);  // keep in step with the README table
   // Every (arch, dtype) with a datapath has a GEMM ceiling and both attention passes (FP4 attention excepted).
   for (auto a : {Arch::hopper, Arch::blackwell, Arch::blackwell_ultra}) {
     for (auto d : {DType::bf16, DType::fp8, DType::fp8_block}) {
