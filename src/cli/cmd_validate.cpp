@@ -12,10 +12,6 @@
 #include "predict/validation.hpp"
 #include "topology/system_catalog.hpp"
 
-#ifndef MOESIM_REFERENCE_CSV
-#define MOESIM_REFERENCE_CSV ""
-#endif
-
 namespace moesim::cli {
 
 void add_validate_command(CLI::App& app, Context& ctx) {

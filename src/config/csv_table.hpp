@@ -15,7 +15,8 @@ struct CsvTable {
   std::vector<int> row_lines;  // 1-based line where each row starts, for messages
 };
 
-// Throws ConfigError (file:line) on an unterminated quote or a row with more fields than the header.
+// Throws ConfigError (file:line) on an unterminated quote, or on a row with more fields than the header unless
+// the header ends with free-text columns ("source", "notes"), which then take the surplus back as text.
 CsvTable parse_csv(const std::string& text, const std::string& file);
 CsvTable read_csv(const std::filesystem::path& path);
 

@@ -24,9 +24,10 @@ struct StepReport {
   double flops_per_token = 0;
   std::string flops_convention;     // "megatron" unless asked otherwise
   std::string kernel_cost_model;    // which kernel costs were used ("roofline (built-in ...)", a fit, ...)
-  // Seconds of the step on the critical simulated rank, adding up to step_time_s: compute, optimizer,
-  // exposed communication per group (tp, cp, ep, dp, pp), host (launch-bound time: the step minus the same
-  // step with free launches and no syncs), bubble (the rest: pipeline fill/drain and waits).
+  // Seconds of the step on the critical simulated rank, disjoint and adding up to step_time_s: compute,
+  // optimizer, exposed communication per group charged in priority order ep, tp, cp, pp, dp (time a group runs
+  // while nothing earlier in that order does), host (the step minus the same step with free launches and no
+  // syncs, at most the idle time), bubble (the rest of the idle time: pipeline fill/drain and waits).
   std::map<std::string, double> breakdown;
   int critical_pp_rank = 0;
   std::vector<StageMemory> memory;

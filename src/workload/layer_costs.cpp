@@ -49,7 +49,7 @@ class Costing {
   Block mem(double bytes, const char* name, int kernels = 1) const {
     if (bytes <= 0) return {};
     kernels::MemoryBound mb{bytes, name};
-    return {ctx_.kernels.seconds(mb, ctx_.device) * 1.0 + 0.0, kernels};
+    return {ctx_.kernels.seconds(mb, ctx_.device), kernels};
   }
   Block cast(I elements) const { return mem(static_cast<double>(elements) * (kBf16 + 1.0), "quantize"); }
   BlockCost attention(const kernels::AttentionShape& s) const {
@@ -117,8 +117,7 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
     s.kv_heads = std::max<I>(1, a.num_query_groups / tp);
     s.d_qk = a.head_dim;
     s.d_v = a.head_dim;
-    // Sliding-window layers are costed as the model's window where every layer has one; mixed patterns are
-    // averaged by the caller (see layer_costs).
+    // Limitation: sliding-window layers (GPT-OSS) are costed as full causal attention (window 0).
     add(c, k.attention(s));
     add(c, k.linear(t_full, h, q / tp));
   }

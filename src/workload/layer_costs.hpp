@@ -45,8 +45,8 @@ struct LayerCosts {
   double tp_bwd_bytes = 0;
   double cp_fwd_bytes = 0;     // ring-attention K/V exchange
   double cp_bwd_bytes = 0;
-  double ep_dispatch_bytes = 0;  // forward dispatch; the backward's combine-gradient moves the same
-  double ep_combine_bytes = 0;   // forward combine; the backward's dispatch-gradient moves the same
+  double ep_dispatch_bytes = 0;  // forward dispatch (FP8 for DeepEP with FP8 GEMMs, else BF16)
+  double ep_combine_bytes = 0;   // forward combine (BF16); both backward all-to-alls move this many (gradients are BF16)
   double ep_nic_fraction = 0;    // share of EP bytes that leaves the NVLink domain
 };
 

@@ -36,11 +36,12 @@ class Builder {
     domain_ = {in.system.scale_up.domain_size,
                in.system.scale_up.gpus_used_per_domain > 0 ? in.system.scale_up.gpus_used_per_domain
                                                            : in.system.scale_up.domain_size};
-    place_ = [&](layout::Dim d) {
+    // Placements are computed once: layout::placement walks every group of the world (costly at 8,192 GPUs).
+    for (const auto d : layout::all_dims()) {
       const auto p = layout::placement(map_, d, domain_);
-      return GroupPlacement{p.group_size, p.max_domains_per_group};
-    };
-    const auto ep = place_(layout::Dim::ep);
+      placements_[d] = GroupPlacement{p.group_size, p.max_domains_per_group};
+    }
+    const auto ep = placement_of(layout::Dim::ep);
     const int ep_domain_ranks = std::max(1, ep.size / std::max(1, ep.domains));
     dense_cost_ = layer_costs(m_, false, l_, ctx_, ep_domain_ranks);
     if (m_.is_moe()) moe_cost_ = layer_costs(m_, true, l_, ctx_, ep_domain_ranks);
@@ -197,7 +198,7 @@ class Builder {
         s.sms = p_.nccl_sms;
         break;
     }
-    const auto g = place_(layout::Dim::ep);
+    const auto g = placement_of(layout::Dim::ep);
     s.latency_s = 1e-6 * (p_.nccl_base_latency_us + (g.crosses() ? p_.nccl_net_step_latency_us : p_.nccl_nvlink_step_latency_us));
     return s;
   }
@@ -215,7 +216,7 @@ class Builder {
   void tp_cp_fwd(const LayerRun& r, bool before_attention) {
     const auto& c = *r.cost;
     if (before_attention && c.cp_fwd_bytes > 0) {
-      const auto g = place_(layout::Dim::cp);
+      const auto g = placement_of(layout::Dim::cp);
       auto s = ring(Stream::tp_comm, "cp", "cp_kv_exchange", g, c.cp_fwd_bytes);
       // Ring attention overlaps the K/V exchange with the attention kernels: the exchange runs beside the
       // attention block and the next block waits for both.
@@ -223,7 +224,7 @@ class Builder {
       return;
     }
     if (!before_attention && c.tp_fwd_bytes > 0) {
-      const auto g = place_(layout::Dim::tp);
+      const auto g = placement_of(layout::Dim::tp);
       r.chain->last = comm(r.rank, ring(Stream::tp_comm, "tp", "tp_sp_collectives", g, c.tp_fwd_bytes), {r.chain->last}, r.layer, r.mb, Phase::fwd);
     }
   }
@@ -299,7 +300,7 @@ class Builder {
   OpId bwd_combine(const LayerRun& r) {
     if (!r.moe) {
       if (r.cost->tp_bwd_bytes > 0) {
-        const auto g = place_(layout::Dim::tp);
+        const auto g = placement_of(layout::Dim::tp);
         r.chain->last = comm(r.rank, ring(Stream::tp_comm, "tp", "tp_sp_collectives_bwd", g, r.cost->tp_bwd_bytes / 2), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
       }
       return -1;
@@ -333,13 +334,13 @@ class Builder {
     compute(r.rank, c.pre_dispatch.dgrad, r.moe ? "router_permute_bwd" : "mlp_norm_bwd", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, true, extra);
     compute(r.rank, c.pre_dispatch.wgrad, "router_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, true);
     if (c.tp_bwd_bytes > 0) {
-      const auto g = place_(layout::Dim::tp);
+      const auto g = placement_of(layout::Dim::tp);
       const double bytes = r.moe ? c.tp_bwd_bytes : c.tp_bwd_bytes / 2;
       r.chain->last = comm(r.rank, ring(Stream::tp_comm, "tp", "tp_sp_collectives_bwd", g, bytes), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
     }
     compute(r.rank, c.attention.dgrad, "attention_dgrad", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, true);
     if (c.cp_bwd_bytes > 0) {
-      const auto g = place_(layout::Dim::cp);
+      const auto g = placement_of(layout::Dim::cp);
       r.chain->last = comm(r.rank, ring(Stream::tp_comm, "cp", "cp_kv_exchange_bwd", g, c.cp_bwd_bytes), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
     }
     compute(r.rank, c.attention.wgrad, "attention_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, true);
@@ -414,7 +415,7 @@ class Builder {
     const auto key = std::make_tuple(u.unit.forward, vs, mb);
     if (auto it = pending_inputs_.find(key); it != pending_inputs_.end()) u.chain.last = it->second;
     if (u.unit.forward) {
-      if (auto it = param_gather_.find(std::make_pair(rank, u.unit.chunk)); it != param_gather_.end() && mb == first_mb_)
+      if (auto it = param_gather_.find(std::make_pair(rank, u.unit.chunk)); it != param_gather_.end() && mb == 0)
         u.chain.last = join_any(rank, u.chain.last, it->second);
       if (ch.has_embedding) compute(rank, embedding_.fwd, "embedding_fwd", u.chain, -1, mb, Phase::fwd, true);
       for (int layer : ch.layers) u.layers.push_back({rank, layer, mb, m_.is_moe_layer(layer), &cost_of(m_.is_moe_layer(layer)), &u.chain});
@@ -488,8 +489,8 @@ class Builder {
     // (--overlap-param-gather): chunk c's first forward waits for its own gather only.
     const ChunkParams cp = chunk_params(rank);
     const double param_b = l_.fp8_param_gather ? 1.0 : 2.0;
-    const auto dense_g = place_(layout::Dim::dp_cp);
-    const auto expert_g = place_(layout::Dim::edp);
+    const auto dense_g = placement_of(layout::Dim::dp_cp);
+    const auto expert_g = placement_of(layout::Dim::edp);
     for (int c = 0; c < in_.stages.vpp; ++c) {
       OpId last = -1;
       if (dense_g.size > 1)
@@ -568,7 +569,8 @@ class Builder {
   CostContext ctx_;
   layout::RankMap map_;
   layout::ScaleUpDomain domain_;
-  std::function<GroupPlacement(layout::Dim)> place_;
+  std::map<layout::Dim, GroupPlacement> placements_;
+  GroupPlacement placement_of(layout::Dim d) const { return placements_.at(d); }
   LayerCosts dense_cost_, moe_cost_;
   BlockCost embedding_, output_, mtp_extra_;
   memory::MemoryEstimate memory_;
@@ -578,7 +580,6 @@ class Builder {
   std::map<std::tuple<bool, int, int>, OpId> pending_inputs_;
   std::map<std::pair<int, int>, OpId> param_gather_;
   std::vector<OpId> last_bwd_;
-  int first_mb_ = 0;
 };
 
 }  // namespace
