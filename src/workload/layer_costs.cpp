@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "comm/expert_dispatch.hpp"
 #include "kernels/kernel.hpp"
 #include "model/flops.hpp"
 
@@ -139,11 +140,9 @@ kernels::DType gemm_dtype(layout::Precision p) {
 
 double expected_distinct_ranks(int num_experts, int top_k, int ep) {
   if (ep <= 1 || num_experts <= 0) return 1.0;
-  // P(a given rank holds none of the k experts) = C(E - E/ep, k) / C(E, k) = prod_{i<k} (E - E/ep - i)/(E - i).
-  const double per_rank = static_cast<double>(num_experts) / ep;
-  double none = 1.0;
-  for (int i = 0; i < top_k; ++i) none *= std::max(0.0, (num_experts - per_rank - i) / (num_experts - i));
-  return ep * (1.0 - none);
+  // One source of truth with comm/: uniform routing over all experts (Megatron's force-balanced benchmarks do
+  // not apply group-limited routing's node limit).
+  return comm::expected_distinct_buckets(comm::RoutingSpec{num_experts, top_k, 1, 1}, ep);
 }
 
 LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::Layout& l, const CostContext& ctx,
