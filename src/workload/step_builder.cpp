@@ -263,16 +263,22 @@ class Builder {
     compute(r.rank, r.cost->post_combine.fwd, "unpermute_fwd", *r.chain, r.layer, r.mb, Phase::fwd, false);
   }
 
-  OpId join(const LayerRun& r, OpId other) {
-    // A zero-time marker op on the compute stream that waits for both the chain and `other`.
+  // An op of `r`'s layer and micro-batch that is not a kernel: a marker or a host op.
+  Op label_op(const LayerRun& r, Stream stream, OpKind kind, const char* name, const char* category) {
     Op op;
     op.rank = r.rank;
-    op.stream = Stream::compute;
-    op.kind = OpKind::delay;
-    op.name = g_->name_id("wait");
-    op.category = g_->category_id("compute");
+    op.stream = stream;
+    op.kind = kind;
+    op.name = g_->name_id(name);
+    op.category = g_->category_id(category);
     op.layer = r.layer;
     op.microbatch = r.mb;
+    return op;
+  }
+
+  OpId join(const LayerRun& r, OpId other) {
+    // A zero-time marker op on the compute stream that waits for both the chain and `other`.
+    Op op = label_op(r, Stream::compute, OpKind::delay, "wait", "compute");
     op.graph_captured = true;
     if (r.chain->last >= 0) op.deps.push_back(r.chain->last);
     op.deps.push_back(other);
@@ -280,14 +286,7 @@ class Builder {
   }
 
   void host_sync(const LayerRun& r) {
-    Op op;
-    op.rank = r.rank;
-    op.stream = Stream::host;
-    op.kind = OpKind::host_sync;
-    op.name = g_->name_id("dropless_token_count_sync");
-    op.category = g_->category_id("host");
-    op.layer = r.layer;
-    op.microbatch = r.mb;
+    Op op = label_op(r, Stream::host, OpKind::host_sync, "dropless_token_count_sync", "host");
     op.phase = Phase::fwd;
     op.deps.push_back(r.chain->last);
     g_->add_op(std::move(op));

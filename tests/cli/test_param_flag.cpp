@@ -1,0 +1,45 @@
+// --param name=value: what-if overrides of the general step parameters (workload/step_params.hpp).
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+
+namespace {
+std::vector<std::string> small_case(std::vector<std::string> extra) {
+  std::vector<std::string> args{"run", "--json", "--model", "qwen3-30b-a3b", "--system", "dgx-h100", "--gpus", "16",
+                                "--ep", "16", "--gbs", "32", "--seq", "4096", "--precision", "bf16", "--recompute", "full"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+double step_time(const CliResult& r) { return nlohmann::json::parse(r.out).at("step_time_s").get<double>(); }
+}  // namespace
+
+TEST_CASE("--param changes the prediction in the expected direction") {
+  const auto base = run_cli(small_case({}));
+  REQUIRE(base.code == 0);
+  // Ten times the launch cost of an eager kernel cannot shorten the step, and with no CUDA graph it lengthens it.
+  const auto slow_host = run_cli(small_case({"--param", "kernel_launch_us=50"}));
+  REQUIRE(slow_host.code == 0);
+  CHECK(step_time(slow_host) > step_time(base));
+  // EP16 over two DGX nodes: half of the all-to-all crosses the NICs and sets its pace, so a lower achieved NIC
+  // efficiency slows the step, while the NVLink half (a 9x faster port) does not.
+  const auto slow_nic = run_cli(small_case({"--param", "nccl_nic_efficiency=0.4"}));
+  REQUIRE(slow_nic.code == 0);
+  CHECK(step_time(slow_nic) > step_time(base) * 1.05);
+  const auto slow_nvlink = run_cli(small_case({"--param", "nccl_nvlink_efficiency=0.4"}));
+  REQUIRE(slow_nvlink.code == 0);
+  CHECK(step_time(slow_nvlink) == doctest::Approx(step_time(base)).epsilon(1e-3));
+}
+
+TEST_CASE("--param rejects unknown names (exit 2, did-you-mean) and malformed values (exit 1)") {
+  auto r = run_cli(small_case({"--param", "kernel_lanch_us=5"}));
+  CHECK(r.code == 2);
+  CHECK(r.err.find("unknown step parameter \"kernel_lanch_us\" (did you mean \"kernel_launch_us\"?)") != std::string::npos);
+  r = run_cli(small_case({"--param", "kernel_launch_us"}));
+  CHECK(r.code == 1);
+  CHECK(r.err.find("--param expects name=value") != std::string::npos);
+  r = run_cli(small_case({"--param", "kernel_launch_us=fast"}));
+  CHECK(r.code == 1);
+  CHECK(r.err.find("the value must be a number") != std::string::npos);
+}
