@@ -48,7 +48,7 @@ Prediction predict_step(const Case& c, const PredictOptions& options) {
     own = kernels::make_kernel_cost_model("roofline");
     kernels = own.get();
   }
-  workload::StepInputs in{c.model, c.layout, stages, c.system, *kernels, options.params};
+  workload::StepInputs in{c.model, c.layout, stages, c.system, *kernels, options.params, &mem};
   auto w = std::make_unique<workload::StepWorkload>(workload::build_step(in));
   auto result = std::make_unique<engine::SimResult>(simulate(*w));
 
@@ -58,7 +58,7 @@ Prediction predict_step(const Case& c, const PredictOptions& options) {
   free_host.cuda_graph = layout::CudaGraph::full;
   workload::StepParams no_launch = options.params;
   no_launch.graph_launch_us = 0;
-  workload::StepInputs in_free{c.model, free_host, stages, c.system, *kernels, no_launch};
+  workload::StepInputs in_free{c.model, free_host, stages, c.system, *kernels, no_launch, &mem};
   const double t_free = options.host_breakdown ? ps_to_seconds(simulate(workload::build_step(in_free)).makespan)
                                                : ps_to_seconds(result->makespan);
 

@@ -65,7 +65,7 @@ class Builder {
       w.network.link_capacity_Bps.push_back(in_.system.scale_out.nic.Bps_per_direction * in_.system.scale_out.nics_per_gpu);
       w.network.link_names.push_back(info.name + ".nic");
     }
-    memory_ = memory::estimate_memory(m_, l_, in_.stages, 1e30);
+    memory_ = in_.memory ? *in_.memory : memory::estimate_memory(m_, l_, in_.stages, 1e30);
     for (int r = 0; r < pp; ++r) build_rank(r);
     w.simulated_ranks = pp;
     return w;

@@ -18,6 +18,7 @@
 #include "kernels/kernel_cost_model.hpp"
 #include "layout/layout.hpp"
 #include "layout/pipeline_layout.hpp"
+#include "memory/memory_model.hpp"
 #include "model/model_spec.hpp"
 #include "topology/system_spec.hpp"
 #include "workload/op_graph.hpp"
@@ -32,6 +33,9 @@ struct StepInputs {
   const topology::SystemSpec& system;
   const kernels::KernelCostModel& kernels;
   StepParams params;
+  // Parameters per GPU per pipeline rank (only the parameter counts are used). nullptr = computed here; callers
+  // that already estimated memory for the same model, layout and stages pass theirs to avoid doing it twice.
+  const memory::MemoryEstimate* memory = nullptr;
 };
 
 struct StepWorkload {

@@ -3,32 +3,12 @@
 #include <fstream>
 #include <set>
 
+#include "config/csv_table.hpp"
 #include "model_test_util.hpp"
 
 using moesim::model::ModelCatalog;
 
 namespace {
-// The fields of one CSV line (RFC 4180 quoting; groundtruth.csv has no newlines inside fields).
-std::vector<std::string> csv_fields(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') out.back() += '"', ++i;
-      else if (c == '"') quoted = false;
-      else out.back() += c;
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
-}
-
 std::string stem(const std::filesystem::path& p) { return p.stem().string(); }
 }  // namespace
 
@@ -80,16 +60,9 @@ TEST_CASE("unknown names: exit 2, the known names and a did-you-mean, never a gu
 }
 
 TEST_CASE("every model named in groundtruth.csv resolves (except two architectures moesim does not model)") {
-  std::ifstream in(std::string(MOESIM_REFERENCE_DIR) + "/groundtruth.csv");
-  REQUIRE(in.good());
-  std::string line;
-  std::getline(in, line);
-  const auto header = csv_fields(line);
-  const auto col = static_cast<std::size_t>(std::find(header.begin(), header.end(), "model") - header.begin());
-  REQUIRE(col < header.size());
+  const auto table = moesim::config::read_csv(std::string(MOESIM_REFERENCE_DIR) + "/groundtruth.csv");
   std::set<std::string> models;
-  while (std::getline(in, line))
-    if (!line.empty()) models.insert(csv_fields(line).at(col));
+  for (const auto& row : table.rows) models.insert(row.at("model"));
   REQUIRE(models.size() >= 10);
   // Hybrid Mamba/attention (GT111) and DeepSeek-V4's hybrid sparse attention (GT112): their architectures are
   // not in the references, so they stay unknown rather than mapped to something they are not.

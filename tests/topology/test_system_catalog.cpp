@@ -3,10 +3,10 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <set>
 
+#include "config/csv_table.hpp"
 #include "core/error.hpp"
 #include "topology/system_catalog.hpp"
 
@@ -33,22 +33,6 @@ std::string config_error_text(const std::function<void()>& f) {
   return {};
 }
 
-// One CSV record split into fields (RFC 4180 quoting; no newlines inside fields in groundtruth.csv).
-std::vector<std::string> csv_fields(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') out.back() += '"', ++i;
-      else if (c == '"') quoted = false;
-      else out.back() += c;
-    } else if (c == '"') quoted = true;
-    else if (c == ',') out.emplace_back();
-    else out.back() += c;
-  }
-  return out;
-}
 }  // namespace
 
 TEST_CASE("the catalog loads with the expected systems and parts") {
@@ -74,16 +58,9 @@ TEST_CASE("every name and alias resolves to its system, case-insensitively") {
 }
 
 TEST_CASE("every hardware name in groundtruth.csv resolves") {
-  std::ifstream in(fs::path(MOESIM_REFERENCE_DIR) / "groundtruth.csv");
-  REQUIRE(in);
-  std::string line;
-  std::getline(in, line);
-  const auto header = csv_fields(line);
-  const auto col = static_cast<std::size_t>(std::find(header.begin(), header.end(), "hardware") - header.begin());
-  REQUIRE(col < header.size());
+  const auto table = moesim::config::read_csv(fs::path(MOESIM_REFERENCE_DIR) / "groundtruth.csv");
   std::set<std::string> names;
-  while (std::getline(in, line))
-    if (!line.empty()) names.insert(csv_fields(line).at(col));
+  for (const auto& row : table.rows) names.insert(row.at("hardware"));
   CHECK(names.size() >= 16);
   for (const auto& n : names) {
     CAPTURE(n);
