@@ -8,14 +8,20 @@
 namespace moesim::comm {
 namespace {
 
+// Latency, and the time each link class needs for its share of the bytes when it runs alone. The bandwidth term
+// is the larger of the two: the classes run concurrently.
 struct Terms {
-  double latency = 0, bandwidth = 0;
+  double latency = 0, up = 0, out = 0;
+  double bandwidth() const { return std::max(up, out); }
 };
 
-double ring_bandwidth(const GroupShape& g, double size, const Fabric& f) {
+// A ring of `bytes` per rank: inside one domain it runs at the NVLink rate; a flat ring across domains runs at its
+// slowest hop, so the whole time is charged to the bottleneck class (the other class is paced by it).
+Terms ring_terms(const GroupShape& g, double bytes, double size, double latency, const Fabric& f) {
   const double up = f.scale_up.bandwidth_Bps * f.efficiency.ring_scale_up.at(size);
-  if (g.single_domain()) return up;
-  return std::min(up, f.scale_out.bandwidth_Bps * f.efficiency.ring_scale_out.at(size));
+  if (g.single_domain()) return {latency, bytes / up, 0};
+  const double out = f.scale_out.bandwidth_Bps * f.efficiency.ring_scale_out.at(size);
+  return up <= out ? Terms{latency, bytes / up, 0} : Terms{latency, 0, bytes / out};
 }
 
 // One pass of a ring over n ranks on N domains: n-1 steps, N-1 of them across domains.
@@ -36,30 +42,31 @@ Terms terms(const CollectiveSpec& s, const Fabric& f) {
     case Collective::all_gather:
     case Collective::reduce_scatter:
       if (s.algorithm == Algorithm::ring)
-        return {f.base_latency_s + ring_pass_latency(g, f), (n - 1.0) / n * S / ring_bandwidth(g, S, f)};
+        return ring_terms(g, (n - 1.0) / n * S, S, f.base_latency_s + ring_pass_latency(g, f), f);
       if (s.algorithm == Algorithm::nvls) {
         if (!g.single_domain()) unsupported(s, "NVLS needs the whole group in one NVSwitch domain");
         if (s.op == Collective::reduce_scatter) unsupported(s, "NVLS reduce-scatter is not modelled");
-        return {f.nvls_latency_s, (n - 1.0) / n * S / (f.scale_up.bandwidth_Bps * f.efficiency.nvls.at(S))};
+        return {f.nvls_latency_s, (n - 1.0) / n * S / (f.scale_up.bandwidth_Bps * f.efficiency.nvls.at(S)), 0};
       }
       unsupported(s, "use ring or nvls");
     case Collective::all_reduce:
       if (s.algorithm == Algorithm::ring)
-        return {f.base_latency_s + 2 * ring_pass_latency(g, f), 2 * (n - 1.0) / n * S / ring_bandwidth(g, S, f)};
+        return ring_terms(g, 2 * (n - 1.0) / n * S, S, f.base_latency_s + 2 * ring_pass_latency(g, f), f);
       if (s.algorithm == Algorithm::tree) {
         const int per_domain = std::min(g.ranks_per_domain, n);
         const double up = f.scale_up.bandwidth_Bps * f.efficiency.ring_scale_up.at(S);
-        double bw = S / up;
+        Terms t{0, S / up, 0};
         double lat = (per_domain - 1) * f.scale_up.step_latency_s;
         if (N > 1) {
-          bw = std::max(bw, S / (per_domain * f.scale_out.bandwidth_Bps * f.efficiency.ring_scale_out.at(S)));
+          t.out = S / (per_domain * f.scale_out.bandwidth_Bps * f.efficiency.ring_scale_out.at(S));
           lat += std::ceil(std::log2(static_cast<double>(N))) * f.scale_out.step_latency_s;
         }
-        return {f.base_latency_s + 2 * lat, bw};
+        t.latency = f.base_latency_s + 2 * lat;
+        return t;
       }
       if (s.algorithm == Algorithm::nvls) {
         if (!g.single_domain()) unsupported(s, "NVLS needs the whole group in one NVSwitch domain");
-        return {f.nvls_latency_s, S / (f.scale_up.bandwidth_Bps * f.efficiency.nvls.at(S))};
+        return {f.nvls_latency_s, S / (f.scale_up.bandwidth_Bps * f.efficiency.nvls.at(S)), 0};
       }
       unsupported(s, "use ring, tree or nvls");
     case Collective::all_to_all: {
@@ -68,13 +75,13 @@ Terms terms(const CollectiveSpec& s, const Fabric& f) {
       const double up = w.scale_up / (f.scale_up.bandwidth_Bps * f.efficiency.alltoall_scale_up.at(S));
       const double out =
           w.scale_out > 0 ? w.scale_out / (f.scale_out.bandwidth_Bps * f.efficiency.alltoall_scale_out.at(S)) : 0;
-      return {f.base_latency_s + (N > 1 ? f.scale_out.step_latency_s : f.scale_up.step_latency_s), std::max(up, out)};
+      return {f.base_latency_s + (N > 1 ? f.scale_out.step_latency_s : f.scale_up.step_latency_s), up, out};
     }
     case Collective::send_recv: {
       if (s.algorithm != Algorithm::direct) unsupported(s, "send/recv is direct");
       if (g.single_domain())
-        return {f.scale_up.step_latency_s, S / (f.scale_up.bandwidth_Bps * f.efficiency.ring_scale_up.at(S))};
-      return {f.scale_out.step_latency_s, S / (f.scale_out.bandwidth_Bps * f.efficiency.ring_scale_out.at(S))};
+        return {f.scale_up.step_latency_s, S / (f.scale_up.bandwidth_Bps * f.efficiency.ring_scale_up.at(S)), 0};
+      return {f.scale_out.step_latency_s, 0, S / (f.scale_out.bandwidth_Bps * f.efficiency.ring_scale_out.at(S))};
     }
   }
   throw InternalError("collective_cost: bad collective");
@@ -145,8 +152,10 @@ CollectiveCost collective_cost(const CollectiveSpec& spec, const Fabric& fabric)
   if (spec.group.ranks == 1 && spec.op != Collective::send_recv) return c;  // nothing to exchange
   const Terms t = terms(spec, fabric);
   c.latency_s = t.latency;
-  c.bandwidth_s = t.bandwidth;
-  c.seconds = t.latency + t.bandwidth;
+  c.bandwidth_s = t.bandwidth();
+  c.scale_up_s = t.up;
+  c.scale_out_s = t.out;
+  c.seconds = c.latency_s + c.bandwidth_s;
   c.sent = wire_bytes(spec);
   return c;
 }

@@ -111,13 +111,13 @@ DispatchCost dispatch_cost(Dispatcher d, const DispatchProblem& p, Phase phase, 
   switch (d) {
     case Dispatcher::alltoall: {
       const auto cc = collective_cost({Collective::all_to_all, Algorithm::direct, p.ep, row * p.routing.top_k}, f);
-      c.latency_s = cc.latency_s, c.bandwidth_s = cc.bandwidth_s;
+      c.latency_s = cc.latency_s, c.scale_up_s = cc.scale_up_s, c.scale_out_s = cc.scale_out_s;
       break;
     }
     case Dispatcher::allgather: {
       const auto op = phase == Phase::dispatch ? Collective::all_gather : Collective::reduce_scatter;
       const auto cc = collective_cost({op, Algorithm::ring, p.ep, row * p.ep.ranks}, f);
-      c.latency_s = cc.latency_s, c.bandwidth_s = cc.bandwidth_s;
+      c.latency_s = cc.latency_s, c.scale_up_s = cc.scale_up_s, c.scale_out_s = cc.scale_out_s;
       break;
     }
     case Dispatcher::deepep:
@@ -131,10 +131,11 @@ DispatchCost dispatch_cost(Dispatcher d, const DispatchProblem& p, Phase phase, 
                                  : 0;
       // assumption: one NCCL-like base latency per call stands for DeepEP's notify/handshake.
       c.latency_s = f.base_latency_s;
-      c.bandwidth_s = std::max(nvl, rdma);
+      c.scale_up_s = nvl, c.scale_out_s = rdma;
       break;
     }
   }
+  c.bandwidth_s = std::max(c.scale_up_s, c.scale_out_s);
   c.seconds = c.latency_s + c.bandwidth_s;
   return c;
 }

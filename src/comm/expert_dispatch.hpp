@@ -58,6 +58,7 @@ DispatchVolume dispatch_volume(Dispatcher d, const DispatchProblem& p, Phase pha
 
 struct DispatchCost {
   double seconds = 0, latency_s = 0, bandwidth_s = 0;
+  double scale_up_s = 0, scale_out_s = 0;  // each link class alone; bandwidth_s is the larger (as CollectiveCost)
   DispatchVolume volume;
 };
 DispatchCost dispatch_cost(Dispatcher d, const DispatchProblem& p, Phase phase, const Fabric& fabric);

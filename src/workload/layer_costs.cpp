@@ -17,48 +17,77 @@ class Costing {
  public:
   Costing(const CostContext& ctx, kernels::DType dtype) : ctx_(ctx), dtype_(dtype) {}
 
+  // Host time of one TE module call (forward, or its backward) in this precision.
+  double module_host(bool high_precision) const {
+    return ctx_.host.te_module_s * (high_precision || dtype_ == kernels::DType::bf16 ? 1.0 : ctx_.host.fp8_module_factor);
+  }
+  // One GEMM kernel (plus the quantize of its activation input in FP8) inside a TE module: no host time of its own.
   Block gemm(I m, I n, I k, bool high_precision = false) const {
     if (m <= 0 || n <= 0 || k <= 0) return {};
     kernels::Gemm g{m, n, k, high_precision ? kernels::DType::bf16 : dtype_};
-    Block b{ctx_.kernels.seconds(g, ctx_.device), 1};
+    Block b{ctx_.kernels.seconds(g, ctx_.device), 1, 0};
     if (!high_precision && dtype_ != kernels::DType::bf16) b += cast(m * k);  // quantize the activation input
     return b;
   }
-  // Forward GEMM (m x k) * (k x n), plus its backward: dgrad (m x n)*(n x k) and wgrad (k x m)*(m x n).
+  // A TE Linear: forward GEMM (m x k) * (k x n), plus its backward: dgrad (m x n)*(n x k) and wgrad (k x m)*(m x n).
+  // One module call issues the forward, one autograd call the dgrad and wgrad.
   BlockCost linear(I m, I n, I k, bool high_precision = false) const {
-    return {gemm(m, n, k, high_precision), gemm(m, k, n, high_precision), gemm(k, n, m, high_precision)};
+    BlockCost c{gemm(m, n, k, high_precision), gemm(m, k, n, high_precision), gemm(k, n, m, high_precision)};
+    c.fwd.host_s += module_host(high_precision);
+    c.dgrad.host_s += module_host(high_precision);
+    return c;
   }
+  // A TE GroupedLinear over the local experts: one cuBLAS GEMM per expert (multi-stream, issued from a C++ loop),
+  // and in FP8 one quantize per expert per GEMM input.
   BlockCost grouped(const std::vector<I>& tokens, I n, I k) const {
     BlockCost c;
     I total = 0;
     for (I t : tokens) total += t;
     if (total == 0) return c;
+    const int experts = static_cast<int>(tokens.size());
+    const bool fp8 = dtype_ != kernels::DType::bf16;
     kernels::GroupedGemm f{tokens, n, k, dtype_};
     kernels::GroupedGemm d{tokens, k, n, dtype_};
-    c.fwd = {ctx_.kernels.seconds(f, ctx_.device), 1};
-    c.dgrad = {ctx_.kernels.seconds(d, ctx_.device), 1};
+    const double launches = ctx_.host.cxx_launch_s * experts * (fp8 ? 2 : 1);
+    c.fwd = {ctx_.kernels.seconds(f, ctx_.device), experts, module_host(false) + launches};
+    c.dgrad = {ctx_.kernels.seconds(d, ctx_.device), experts, module_host(false) + launches};
     // wgrad: one k x n weight gradient per expert over its tokens: the same FLOP as the forward.
-    c.wgrad = {ctx_.kernels.seconds(f, ctx_.device), 1};
-    if (dtype_ != kernels::DType::bf16) {
+    c.wgrad = {ctx_.kernels.seconds(f, ctx_.device), experts, launches};
+    if (fp8) {
       c.fwd += cast(total * k);
       c.dgrad += cast(total * n);
       c.wgrad += cast(total * (k + n));  // column-wise copies for the weight gradient
     }
     return c;
   }
-  // Memory-bound kernel touching `bytes` (read + write).
+  // Eager memory-bound PyTorch ops touching `bytes` (read + write), `kernels` of them.
   Block mem(double bytes, const char* name, int kernels = 1) const {
+    Block b = internal(bytes, name, kernels);
+    b.host_s = kernels * ctx_.host.torch_op_s;
+    return b;
+  }
+  // Memory-bound kernels issued inside a module (no host time of their own).
+  Block internal(double bytes, const char* name, int kernels = 1) const {
     if (bytes <= 0) return {};
     kernels::MemoryBound mb{bytes, name};
-    return {ctx_.kernels.seconds(mb, ctx_.device), kernels};
+    return {ctx_.kernels.seconds(mb, ctx_.device), kernels, 0};
   }
-  Block cast(I elements) const { return mem(static_cast<double>(elements) * (kBf16 + 1.0), "quantize"); }
+  Block cast(I elements) const { return internal(static_cast<double>(elements) * (kBf16 + 1.0), "quantize"); }
+  // Core attention: one TE attention module call forward, one backward.
   BlockCost attention(const kernels::AttentionShape& s) const {
     kernels::AttentionFwd f;
     static_cast<kernels::AttentionShape&>(f) = s;
     kernels::AttentionBwd b;
     static_cast<kernels::AttentionShape&>(b) = s;
-    return {{ctx_.kernels.seconds(f, ctx_.device), 1}, {ctx_.kernels.seconds(b, ctx_.device), 1}, {}};
+    return {{ctx_.kernels.seconds(f, ctx_.device), 1, module_host(true)},
+            {ctx_.kernels.seconds(b, ctx_.device), 1, module_host(true)},
+            {}};
+  }
+  // The router's GEMM is a plain torch op (BF16).
+  Block torch_gemm(I m, I n, I k) const {
+    Block b = gemm(m, n, k, true);
+    if (b.kernels > 0) b.host_s += ctx_.host.torch_op_s;
+    return b;
   }
 
  private:
@@ -77,7 +106,7 @@ void add_fwd_bwd(BlockCost& into, const Block& fwd, const Block& bwd) {
 }
 
 // Per-layer attention. Tokens: `t_full` = tokens of the TP group (GEMM rows after the SP all-gather).
-BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, const Costing& k, I t_full) {
+BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, const Costing& k, I t_full, I window) {
   const auto& a = m.attention;
   const I h = m.hidden_size, tp = l.tp;
   BlockCost c;
@@ -89,7 +118,7 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
   s.seq_kv = l.seq;  // with CP each rank's queries attend across the gathered keys (load-balanced halves)
   s.heads = a.num_attention_heads / tp;
   s.causal = true;
-  s.window = 0;
+  s.window = window;  // a query attends to itself and the `window` keys before it
   s.dtype = kernels::DType::bf16;  // core attention runs in BF16 (groundtruth.md §6: SDPA stays high precision)
   if (a.kind == model::AttentionKind::mla) {
     const I nh = a.num_attention_heads;
@@ -118,7 +147,6 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
     s.kv_heads = std::max<I>(1, a.num_query_groups / tp);
     s.d_qk = a.head_dim;
     s.d_v = a.head_dim;
-    // Limitation: sliding-window layers (GPT-OSS) are costed as full causal attention (window 0).
     add(c, k.attention(s));
     add(c, k.linear(t_full, h, q / tp));
   }
@@ -145,8 +173,18 @@ double expected_distinct_ranks(int num_experts, int top_k, int ep) {
   return comm::expected_distinct_buckets(comm::RoutingSpec{num_experts, top_k, 1, 1}, ep);
 }
 
+comm::Dispatcher to_comm(layout::Dispatcher d) {
+  switch (d) {
+    case layout::Dispatcher::alltoall: return comm::Dispatcher::alltoall;
+    case layout::Dispatcher::allgather: return comm::Dispatcher::allgather;
+    case layout::Dispatcher::deepep: return comm::Dispatcher::deepep;
+    case layout::Dispatcher::hybridep: return comm::Dispatcher::hybridep;
+  }
+  return comm::Dispatcher::alltoall;
+}
+
 LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::Layout& l, const CostContext& ctx,
-                       int ep_domain_ranks) {
+                       const comm::GroupShape& ep_group, std::int64_t window) {
   const Costing k(ctx, gemm_dtype(l.precision));
   LayerCosts c;
   c.moe = moe_layer;
@@ -156,7 +194,7 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
   const bool sp = l.uses_sequence_parallel();
   const double s_act = static_cast<double>(t_full) * h * kBf16;  // one full activation of the TP group
 
-  c.attention = attention_block(m, l, k, t_full);
+  c.attention = attention_block(m, l, k, t_full, window > 0 ? window + 1 : 0);
   const double tp_coll = tp > 1 ? s_act * (tp - 1) / tp : 0;  // one SP all-gather or reduce-scatter
   const double tp_allreduce = 2 * tp_coll;                     // without SP
 
@@ -167,14 +205,19 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     // Router GEMM stays BF16 (groundtruth.md §6); top-k, softmax/sigmoid and permute are memory-bound.
     // Kernel count of the router: 31 after Megatron's router fusion (moe-modeling.md §7).
     c.pre_dispatch.fwd += k.mem(norm_bytes, "rmsnorm");
-    c.pre_dispatch.fwd += k.gemm(t_rank, E, h, /*high_precision=*/true);
-    c.pre_dispatch.fwd += k.mem(static_cast<double>(t_rank) * E * 4 * 6, "router_topk", 29);
-    c.pre_dispatch.fwd += k.mem(static_cast<double>(t_rank) * topk * h * kBf16 * 2, "permute", 2);
+    c.pre_dispatch.fwd += k.torch_gemm(t_rank, E, h);
+    // Kernel counts (moe-modeling.md §7, GB200 blog §2.1.4/§2.2.1): the fused router is 31 kernels with its norm
+    // and GEMM; Megatron's all-to-all dispatcher adds its preprocess (~8 small kernels computing the splits) and a
+    // fused permute of 4 + a chunk sort of 2; DeepEP / HybridEP fuse router-side preprocess to 17 in all, and permute
+    // into local expert order after the exchange (2).
+    const bool flex = l.dispatcher == layout::Dispatcher::deepep || l.dispatcher == layout::Dispatcher::hybridep;
+    c.pre_dispatch.fwd += k.mem(static_cast<double>(t_rank) * E * 4 * 6, "router_topk", flex ? 15 : 29 + 8);
+    c.pre_dispatch.fwd += k.mem(static_cast<double>(t_rank) * topk * h * kBf16 * 2, "permute", flex ? 2 : 6);
     c.pre_dispatch.dgrad += k.mem(norm_bytes * 1.5, "rmsnorm_bwd");
-    c.pre_dispatch.dgrad += k.gemm(t_rank, h, E, true);
+    c.pre_dispatch.dgrad += k.torch_gemm(t_rank, h, E);
     c.pre_dispatch.dgrad += k.mem(static_cast<double>(t_rank) * E * 4 * 6, "router_bwd", 8);
     c.pre_dispatch.dgrad += k.mem(static_cast<double>(t_rank) * topk * h * kBf16 * 2, "permute_bwd", 2);
-    c.pre_dispatch.wgrad += k.gemm(h, E, t_rank, true);
+    c.pre_dispatch.wgrad += k.torch_gemm(h, E, t_rank);
 
     // Balanced routing: every local expert gets t_rank * top_k * ep / E token copies.
     const I local_experts = std::max<I>(1, E / l.ep);
@@ -199,24 +242,24 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
       add(c.shared, k.linear(t_rank, h, fs));
     }
 
-    // EP volumes (moe-modeling.md §4.2). Dispatch in BF16 except DeepEP with FP8 GEMMs (FP8 + one fp32 scale per
-    // 128 channels); NVIDIA's HybridEP recipes dispatch BF16. Combine is BF16.
-    const double frac_remote = l.ep > 1 ? static_cast<double>(l.ep - 1) / l.ep : 0.0;
-    double copies = 0;  // token copies that leave this GPU per token
-    switch (l.dispatcher) {
-      case layout::Dispatcher::alltoall: copies = static_cast<double>(topk) * frac_remote; break;  // one per (token, expert)
-      case layout::Dispatcher::allgather: copies = static_cast<double>(l.ep - 1); break;         // every token to every rank
-      case layout::Dispatcher::deepep:
-      case layout::Dispatcher::hybridep:
-        copies = expected_distinct_ranks(static_cast<int>(E), static_cast<int>(topk), l.ep) * frac_remote;  // one per (token, rank)
-        break;
+    // EP volumes (moe-modeling.md §4.2), comm/'s accounting per dispatcher. Dispatch in BF16 except DeepEP with
+    // FP8 GEMMs (FP8 + one fp32 scale per 128 channels); NVIDIA's HybridEP recipes dispatch BF16. Combine is BF16.
+    // Routing is uniform over all experts: Megatron's force-balanced benchmarks do not apply a node limit.
+    if (l.ep > 1) {
+      auto& p = c.ep_problem;
+      p.ep = ep_group;
+      p.routing = comm::RoutingSpec{static_cast<int>(E), static_cast<int>(topk), 1, 1};
+      p.tokens_per_rank = static_cast<double>(t_rank);
+      p.hidden = static_cast<int>(h);
+      p.dispatch_bytes_per_element =
+          (l.dispatcher == layout::Dispatcher::deepep && l.precision != layout::Precision::bf16) ? 1.0 + 4.0 / 128.0
+                                                                                                 : kBf16;
+      p.combine_bytes_per_element = kBf16;
+      const auto d = comm::dispatch_volume(to_comm(l.dispatcher), p, comm::Phase::dispatch);
+      const auto k2 = comm::dispatch_volume(to_comm(l.dispatcher), p, comm::Phase::combine);
+      c.ep_dispatch_bytes = d.scale_up + d.scale_out;
+      c.ep_combine_bytes = k2.scale_up + k2.scale_out;
     }
-    const double dispatch_b = (l.dispatcher == layout::Dispatcher::deepep && l.precision != layout::Precision::bf16)
-                                  ? 1.0 + 4.0 / 128.0
-                                  : kBf16;
-    c.ep_dispatch_bytes = static_cast<double>(t_rank) * h * copies * dispatch_b;
-    c.ep_combine_bytes = static_cast<double>(t_rank) * h * copies * kBf16;
-    c.ep_nic_fraction = l.ep > 1 ? std::max(0.0, 1.0 - static_cast<double>(ep_domain_ranks) / l.ep) : 0.0;
     c.tp_fwd_bytes = sp ? 2 * tp_coll : tp_allreduce;  // attention AG + RS
   } else {
     const I f = m.ffn.ffn_hidden_size;

@@ -8,6 +8,7 @@
 // activation, fc2), shared experts, post-combine (unpermute, residual), or a dense MLP.
 #include <string>
 
+#include "comm/expert_dispatch.hpp"
 #include "kernels/device_rates.hpp"
 #include "kernels/kernel_cost_model.hpp"
 #include "layout/layout.hpp"
@@ -15,15 +16,27 @@
 
 namespace moesim::workload {
 
-// Seconds of GPU time (at full SMs) and the number of kernels that time is made of (for launch costs).
+// Seconds of GPU time (at full SMs), the number of kernels that time is made of, and the host (CPU) time the
+// framework needs to issue them eagerly (what a CUDA graph removes).
 struct Block {
   double seconds = 0;
   int kernels = 0;
+  double host_s = 0;
   Block& operator+=(const Block& o) {
     seconds += o.seconds;
     kernels += o.kernels;
+    host_s += o.host_s;
     return *this;
   }
+};
+
+// Host time to issue work eagerly from PyTorch + Transformer Engine (moe-modeling.md §7; figures and sources in
+// src/workload/README.md "Host"). The step builder fills these from the system's calibration figures.
+struct HostCosts {
+  double torch_op_s = 13.5e-6;     // one eager PyTorch op that launches a kernel (norm, rope, router, permute...)
+  double te_module_s = 36.3e-6;    // one TE module call (Linear, GroupedLinear, attention), forward or backward, BF16
+  double fp8_module_factor = 2.0;  // FP8 / MXFP8 TE modules take more host time than BF16 ones
+  double cxx_launch_s = 5e-6;      // a kernel launched from a C++ loop (one GEMM or quantize per expert)
 };
 
 // Forward, backward-data and backward-weight parts of one block.
@@ -45,29 +58,37 @@ struct LayerCosts {
   double tp_bwd_bytes = 0;
   double cp_fwd_bytes = 0;     // ring-attention K/V exchange
   double cp_bwd_bytes = 0;
-  double ep_dispatch_bytes = 0;  // forward dispatch (FP8 for DeepEP with FP8 GEMMs, else BF16)
-  double ep_combine_bytes = 0;   // forward combine (BF16); both backward all-to-alls move this many (gradients are BF16)
-  double ep_nic_fraction = 0;    // share of EP bytes that leaves the NVLink domain
+  // EP token exchange (MoE layers with EP > 1), costed per dispatcher by comm/ (moe-modeling.md §4.2): the tokens
+  // this GPU holds, the routing and the element sizes (FP8 dispatch for DeepEP with FP8 GEMMs, else BF16; combine
+  // and both backward exchanges BF16).
+  comm::DispatchProblem ep_problem;
+  double ep_dispatch_bytes = 0;  // physical bytes leaving this GPU in the forward dispatch (both link classes)
+  double ep_combine_bytes = 0;   // ... in the forward combine; both backward exchanges move this many
 };
 
 struct CostContext {
   const kernels::KernelCostModel& kernels;
   kernels::DeviceRates device;
+  HostCosts host{};
 };
 
 // GEMM input precision of a layout on a GPU family: bf16, fp8 (tensor-wise), fp8_block (blockwise / MXFP8), fp4.
 kernels::DType gemm_dtype(layout::Precision p);
 
-// Costs of one layer (`moe_layer` picks the MLP kind) of `spec` under `layout`. `ep_domain_ranks` is how many
-// members of an EP group share one NVLink domain (EP traffic to the others crosses the NIC).
+// Costs of one layer (`moe_layer` picks the MLP kind) of `spec` under `layout`. `ep_group` is the EP group and
+// how its members sit on NVLink domains (EP traffic to other domains crosses the NIC).
+// `window` > 0: the layer's attention is sliding-window over that many previous tokens (ModelSpec::window_of_layer).
 LayerCosts layer_costs(const model::ModelSpec& spec, bool moe_layer, const layout::Layout& layout,
-                       const CostContext& ctx, int ep_domain_ranks);
+                       const CostContext& ctx, const comm::GroupShape& ep_group, std::int64_t window = 0);
 
 // The embedding lookup (first stage) and output layer + cross-entropy (last stage) of one micro-batch.
 BlockCost embedding_cost(const model::ModelSpec& spec, const layout::Layout& layout, const CostContext& ctx);
 BlockCost output_cost(const model::ModelSpec& spec, const layout::Layout& layout, const CostContext& ctx);
 // MTP extras beyond its transformer layer: the eh-projection (2h -> h), its norms, and one more output head.
 BlockCost mtp_extra_cost(const model::ModelSpec& spec, const layout::Layout& layout, const CostContext& ctx);
+
+// The comm/ dispatcher for a layout's dispatcher name.
+comm::Dispatcher to_comm(layout::Dispatcher d);
 
 // Expected number of distinct EP ranks a token's top_k experts live on, under uniform routing:
 // ep * (1 - C(E - E/ep, k) / C(E, k)) (moe-modeling.md §4.2, ep_volume.py).

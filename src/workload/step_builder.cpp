@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "layout/rank_map.hpp"
 #include "memory/memory_model.hpp"
+#include "workload/comm_costs.hpp"
 #include "workload/layer_costs.hpp"
 #include "workload/pipeline_schedule.hpp"
 
@@ -28,11 +29,21 @@ class Builder {
  public:
   explicit Builder(const StepInputs& in)
       : in_(in), l_(in.layout), m_(in.model), p_(in.params), device_(device_rates(in.system.gpu)),
-        ctx_{in.kernels, device_}, map_(l_) {
-    if (p_.kernel_launch_us < 0) {
-      const auto* f = in.system.calibration.find("kernel_launch");
-      p_.kernel_launch_us = f ? f->value_si * 1e6 : 5.0;
-    }
+        ctx_{in.kernels, device_}, map_(l_),
+        comm_(device_.arch, in.system.gpu.nvlink_Bps_per_direction,
+              in.system.scale_out.nic.Bps_per_direction * in.system.scale_out.nics_per_gpu) {
+    // Host costs: a --param override, else the system's calibration figure, else the x86 default.
+    auto figure_us = [&](double param_us, const char* name, double fallback_us) {
+      if (param_us >= 0) return param_us;
+      const auto* f = in.system.calibration.find(name);
+      return f ? f->value_si * 1e6 : fallback_us;
+    };
+    p_.kernel_launch_us = figure_us(p_.kernel_launch_us, "kernel_launch", 5.0);
+    const HostCosts x86;
+    ctx_.host.cxx_launch_s = p_.kernel_launch_us * 1e-6;
+    ctx_.host.torch_op_s = 1e-6 * figure_us(p_.torch_op_host_us, "torch_op_host", x86.torch_op_s * 1e6);
+    ctx_.host.te_module_s = 1e-6 * figure_us(p_.te_module_host_us, "te_module_host", x86.te_module_s * 1e6);
+    ctx_.host.fp8_module_factor = p_.fp8_module_host_factor;
     domain_ = {in.system.scale_up.domain_size,
                in.system.scale_up.gpus_used_per_domain > 0 ? in.system.scale_up.gpus_used_per_domain
                                                            : in.system.scale_up.domain_size};
@@ -41,10 +52,16 @@ class Builder {
       const auto p = layout::placement(map_, d, domain_);
       placements_[d] = GroupPlacement{p.group_size, p.max_domains_per_group};
     }
-    const auto ep = placement_of(layout::Dim::ep);
-    const int ep_domain_ranks = std::max(1, ep.size / std::max(1, ep.domains));
-    dense_cost_ = layer_costs(m_, false, l_, ctx_, ep_domain_ranks);
-    if (m_.is_moe()) moe_cost_ = layer_costs(m_, true, l_, ctx_, ep_domain_ranks);
+    const auto ep = shape_of(placement_of(layout::Dim::ep));
+    // One cost per distinct (MLP kind, attention window) among the layers; MTP layers use full attention.
+    for (std::int64_t i = 0; i < m_.num_layers; ++i) {
+      const auto key = std::make_pair(m_.is_moe_layer(static_cast<int>(i)), m_.window_of_layer(i));
+      if (!costs_.count(key)) costs_[key] = layer_costs(m_, key.first, l_, ctx_, ep, key.second);
+    }
+    const auto mtp_key = std::make_pair(m_.mtp_layer_is_moe(), std::int64_t{0});
+    if (!costs_.count(mtp_key)) costs_[mtp_key] = layer_costs(m_, mtp_key.first, l_, ctx_, ep, 0);
+    for (const auto& [key, c] : costs_)
+      if (key.first) moe_cost_ = c;  // the EP exchange is the same for every MoE layer
     embedding_ = embedding_cost(m_, l_, ctx_);
     output_ = output_cost(m_, l_, ctx_);
     mtp_extra_ = mtp_extra_cost(m_, l_, ctx_);
@@ -60,9 +77,9 @@ class Builder {
       info.class_size = l_.gpus / pp;
       info.name = "pp" + std::to_string(r);
       g_->add_rank(info);
-      w.network.link_capacity_Bps.push_back(in_.system.gpu.nvlink_Bps_per_direction);
+      w.network.link_capacity_Bps.push_back(comm_.fabric().scale_up.bandwidth_Bps);
       w.network.link_names.push_back(info.name + ".nvlink");
-      w.network.link_capacity_Bps.push_back(in_.system.scale_out.nic.Bps_per_direction * in_.system.scale_out.nics_per_gpu);
+      w.network.link_capacity_Bps.push_back(comm_.fabric().scale_out.bandwidth_Bps);
       w.network.link_names.push_back(info.name + ".nic");
     }
     memory_ = in_.memory ? *in_.memory : memory::estimate_memory(m_, l_, in_.stages, 1e30);
@@ -96,7 +113,7 @@ class Builder {
     op.microbatch = mb;
     op.phase = phase;
     op.duration = ps(b.seconds);
-    set_launch(op, b.kernels, graphable);
+    set_launch(op, b.kernels, graphable, b.host_s);
     if (chain.last >= 0) op.deps.push_back(chain.last);
     for (OpId e : extra)
       if (e >= 0) op.deps.push_back(e);
@@ -104,13 +121,15 @@ class Builder {
     return chain.last;
   }
 
-  void set_launch(Op& op, int kernels, bool graphable) {
+  // Host time before the op can start: none inside a full-iteration graph, one graph launch for a captured block,
+  // else the framework's eager issue time, never below the raw launch cost of its kernels.
+  void set_launch(Op& op, int kernels, bool graphable, double host_s = 0) {
     if (l_.cuda_graph == layout::CudaGraph::full) {
       op.graph_captured = true;
     } else if (captured(graphable)) {
       op.launch_cost = ps(p_.graph_launch_us * 1e-6);  // one graph launch replaces the block's kernels
     } else {
-      op.launch_cost = ps(p_.kernel_launch_us * 1e-6 * std::max(1, kernels));
+      op.launch_cost = ps(std::max(host_s, p_.kernel_launch_us * 1e-6 * std::max(1, kernels)));
     }
   }
 
@@ -118,19 +137,19 @@ class Builder {
     Stream stream;
     const char* category;
     const char* name;
-    double nvlink_bytes = 0, nic_bytes = 0;          // wire bytes per GPU
-    double nvlink_eff = 1, nic_eff = 1;              // achieved fraction of line rate
-    double latency_s = 0;
-    int sms = 0;
+    LinkDemand demand;  // effective bytes per link class, latency and SMs, from comm/
   };
 
   OpId comm(int rank, const CommSpec& s, std::vector<OpId> deps, int layer, int mb, Phase phase) {
-    if (s.nvlink_bytes <= 0 && s.nic_bytes <= 0) return deps.empty() ? -1 : deps.back();
+    if (s.demand.empty()) return deps.empty() ? -1 : deps.back();
     Collective c;
-    if (s.nvlink_bytes > 0) c.flows.push_back({{link(rank, LinkClass::nvlink)}, s.nvlink_bytes / s.nvlink_eff});
-    if (s.nic_bytes > 0) c.flows.push_back({{link(rank, LinkClass::nic)}, s.nic_bytes / s.nic_eff});
-    c.latency = ps(s.latency_s);
-    c.sm_count = s.sms;
+    // The what-if scales divide the achieved rate: 0.5 = half of comm/'s calibrated efficiency.
+    if (s.demand.nvlink_bytes > 0)
+      c.flows.push_back({{link(rank, LinkClass::nvlink)}, s.demand.nvlink_bytes / p_.scale_up_efficiency_scale});
+    if (s.demand.nic_bytes > 0)
+      c.flows.push_back({{link(rank, LinkClass::nic)}, s.demand.nic_bytes / p_.scale_out_efficiency_scale});
+    c.latency = ps(s.demand.latency_s);
+    c.sm_count = s.demand.sms;
     const CollectiveId cid = g_->add_collective(std::move(c));
     Op op;
     op.rank = rank;
@@ -148,59 +167,23 @@ class Builder {
     return g_->add_op(std::move(op));
   }
 
-  // NCCL ring latency: base + intra-domain steps x NVLink step latency + inter-domain steps x network step
-  // latency (hardware.md §5.3 tuning model).
-  double ring_latency(const GroupPlacement& g) const {
-    const int steps = std::max(0, g.size - 1);
-    const int inter = g.crosses() ? std::min(steps, g.domains - 1) : 0;
-    return 1e-6 * (p_.nccl_base_latency_us + (steps - inter) * p_.nccl_nvlink_step_latency_us +
-                   inter * p_.nccl_net_step_latency_us);
+  comm::GroupShape shape_of(const GroupPlacement& g) const { return group_shape(g.size, g.domains); }
+
+  // A ring collective over a group moving `wire_bytes` per GPU (an all-gather or reduce-scatter of the full size
+  // n/(n-1) x wire_bytes in NCCL's convention; both cost the same in comm/).
+  CommSpec ring(Stream stream, const char* cat, const char* name, const GroupPlacement& g, double wire_bytes) const {
+    const auto shape = shape_of(g);
+    const double full = shape.ranks > 1 ? wire_bytes * shape.ranks / (shape.ranks - 1) : 0;
+    return {stream, cat, name, comm_.collective({comm::Collective::all_gather, comm::Algorithm::ring, shape, full})};
   }
 
-  // A ring collective over a group moving `bytes` per GPU: over NVLink inside a domain, bottlenecked by the
-  // NIC when the group spans domains.
-  CommSpec ring(Stream stream, const char* cat, const char* name, const GroupPlacement& g, double bytes) const {
-    CommSpec s{stream, cat, name};
-    if (g.crosses()) {
-      s.nic_bytes = bytes;
-      s.nic_eff = p_.nccl_nic_efficiency;
-    } else {
-      s.nvlink_bytes = bytes;
-      s.nvlink_eff = p_.nccl_nvlink_efficiency;
-    }
-    s.latency_s = ring_latency(g);
-    s.sms = p_.nccl_sms;
-    return s;
-  }
-
-  CommSpec ep_comm(const char* name, double bytes, bool dispatch) const {
-    CommSpec s{Stream::ep_comm, "ep", name};
-    const double f = moe_cost_.ep_nic_fraction;
-    s.nvlink_bytes = bytes * (1 - f);
-    s.nic_bytes = bytes * f;
-    const bool mnnvl = domain_.size > 8;
-    switch (l_.dispatcher) {
-      case layout::Dispatcher::hybridep:
-        s.nvlink_eff = mnnvl ? (dispatch ? p_.hybridep_mnnvl_dispatch_efficiency : p_.hybridep_mnnvl_combine_efficiency)
-                             : (dispatch ? p_.hybridep_nvl8_dispatch_efficiency : p_.hybridep_nvl8_combine_efficiency);
-        s.nic_eff = p_.ep_rdma_efficiency;
-        s.sms = p_.hybridep_sms;
-        break;
-      case layout::Dispatcher::deepep:
-        s.nvlink_eff = mnnvl ? (dispatch ? p_.deepep_mnnvl_dispatch_efficiency : p_.deepep_mnnvl_combine_efficiency)
-                             : (dispatch ? p_.deepep_nvl8_dispatch_efficiency : p_.deepep_nvl8_combine_efficiency);
-        s.nic_eff = p_.ep_rdma_efficiency;
-        s.sms = p_.deepep_sms;
-        break;
-      default:
-        s.nvlink_eff = p_.nccl_nvlink_efficiency;
-        s.nic_eff = p_.nccl_nic_efficiency;
-        s.sms = p_.nccl_sms;
-        break;
-    }
-    const auto g = placement_of(layout::Dim::ep);
-    s.latency_s = 1e-6 * (p_.nccl_base_latency_us + (g.crosses() ? p_.nccl_net_step_latency_us : p_.nccl_nvlink_step_latency_us));
-    return s;
+  // One EP exchange. The forward dispatch moves the dispatch element size; the combine and both backward
+  // exchanges move BF16. `dispatch_shaped`: tokens go out to experts (forward dispatch, backward of the combine).
+  CommSpec ep_comm(const char* name, bool forward, bool dispatch_shaped) const {
+    comm::DispatchProblem p = moe_cost_.ep_problem;
+    if (!forward) p.dispatch_bytes_per_element = p.combine_bytes_per_element;
+    const auto phase = dispatch_shaped ? comm::Phase::dispatch : comm::Phase::combine;
+    return {Stream::ep_comm, "ep", name, comm_.dispatch(to_comm(l_.dispatcher), p, phase)};
   }
 
   // ---- one layer, split into steps so that a forward and a backward can be merged (§5.2) -----------------
@@ -211,7 +194,10 @@ class Builder {
     Chain* chain;
   };
 
-  const LayerCosts& cost_of(bool moe) const { return moe ? moe_cost_ : dense_cost_; }
+  const LayerCosts& cost_of(int layer) const {
+    if (layer >= m_.num_layers) return costs_.at({m_.mtp_layer_is_moe(), 0});
+    return costs_.at({m_.is_moe_layer(layer), m_.window_of_layer(layer)});
+  }
 
   void tp_cp_fwd(const LayerRun& r, bool before_attention) {
     const auto& c = *r.cost;
@@ -241,7 +227,7 @@ class Builder {
   OpId fwd_dispatch(const LayerRun& r) {
     if (!r.moe) return -1;
     if (l_.cuda_graph != layout::CudaGraph::full) host_sync(r);
-    return comm(r.rank, ep_comm("ep_dispatch", r.cost->ep_dispatch_bytes, true), {r.chain->last}, r.layer, r.mb, Phase::fwd);
+    return comm(r.rank, ep_comm("ep_dispatch", true, true), {r.chain->last}, r.layer, r.mb, Phase::fwd);
   }
   void fwd_mlp(const LayerRun& r, OpId dispatch) {
     const auto& c = *r.cost;
@@ -259,7 +245,7 @@ class Builder {
       tp_cp_fwd(r, false);
       return;
     }
-    r.chain->last = comm(r.rank, ep_comm("ep_combine", r.cost->ep_combine_bytes, false), {r.chain->last}, r.layer, r.mb, Phase::fwd);
+    r.chain->last = comm(r.rank, ep_comm("ep_combine", true, false), {r.chain->last}, r.layer, r.mb, Phase::fwd);
     compute(r.rank, r.cost->post_combine.fwd, "unpermute_fwd", *r.chain, r.layer, r.mb, Phase::fwd, false);
   }
 
@@ -305,7 +291,7 @@ class Builder {
       return -1;
     }
     compute(r.rank, r.cost->post_combine.dgrad, "unpermute_bwd", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, false);
-    return r.chain->last = comm(r.rank, ep_comm("ep_combine_bwd", r.cost->ep_combine_bytes, true), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
+    return r.chain->last = comm(r.rank, ep_comm("ep_combine_bwd", false, true), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
   }
   void bwd_mlp(const LayerRun& r) {
     const auto& c = *r.cost;
@@ -315,7 +301,7 @@ class Builder {
   OpId bwd_dispatch(const LayerRun& r) {
     if (!r.moe) return -1;
     const OpId dgrad = r.chain->last;
-    const OpId d = comm(r.rank, ep_comm("ep_dispatch_bwd", r.cost->ep_combine_bytes, false), {dgrad}, r.layer, r.mb, Phase::bwd_dgrad);
+    const OpId d = comm(r.rank, ep_comm("ep_dispatch_bwd", false, false), {dgrad}, r.layer, r.mb, Phase::bwd_dgrad);
     // The experts' weight gradients run while the dispatch-gradient all-to-all is in flight (delayed wgrad).
     Chain w{dgrad};
     compute(r.rank, r.cost->experts.wgrad, "experts_wgrad", w, r.layer, r.mb, Phase::bwd_wgrad, false);
@@ -399,10 +385,9 @@ class Builder {
   }
 
   OpId pp_send(int rank, int layer, int mb, Phase phase, OpId after) {
-    CommSpec s{Stream::pp_comm, "pp", phase == Phase::fwd ? "pp_send_activation" : "pp_send_gradient"};
-    if (pp_crosses()) s.nic_bytes = pp_bytes(), s.nic_eff = p_.nccl_nic_efficiency;
-    else s.nvlink_bytes = pp_bytes(), s.nvlink_eff = p_.nccl_nvlink_efficiency;
-    s.latency_s = 1e-6 * (p_.nccl_base_latency_us + (pp_crosses() ? p_.nccl_net_step_latency_us : p_.nccl_nvlink_step_latency_us));
+    const comm::GroupShape pair{2, pp_crosses() ? 1 : 2};
+    const CommSpec s{Stream::pp_comm, "pp", phase == Phase::fwd ? "pp_send_activation" : "pp_send_gradient",
+                     comm_.collective({comm::Collective::send_recv, comm::Algorithm::direct, pair, pp_bytes()})};
     return comm(rank, s, {after}, layer, mb, phase);
   }
 
@@ -417,8 +402,8 @@ class Builder {
       if (auto it = param_gather_.find(std::make_pair(rank, u.unit.chunk)); it != param_gather_.end() && mb == 0)
         u.chain.last = join_any(rank, u.chain.last, it->second);
       if (ch.has_embedding) compute(rank, embedding_.fwd, "embedding_fwd", u.chain, -1, mb, Phase::fwd, true);
-      for (int layer : ch.layers) u.layers.push_back({rank, layer, mb, m_.is_moe_layer(layer), &cost_of(m_.is_moe_layer(layer)), &u.chain});
-      for (int t : ch.mtp_layers) u.layers.push_back({rank, static_cast<int>(m_.num_layers) + t, mb, m_.mtp_layer_is_moe(), &cost_of(m_.mtp_layer_is_moe()), &u.chain});
+      for (int layer : ch.layers) u.layers.push_back({rank, layer, mb, m_.is_moe_layer(layer), &cost_of(layer), &u.chain});
+      for (int t : ch.mtp_layers) u.layers.push_back({rank, static_cast<int>(m_.num_layers) + t, mb, m_.mtp_layer_is_moe(), &cost_of(static_cast<int>(m_.num_layers) + t), &u.chain});
     } else {
       if (ch.has_loss) {
         compute(rank, output_.fwd, "output_fwd", u.chain, -1, mb, Phase::fwd, true);
@@ -429,10 +414,10 @@ class Builder {
         compute(rank, mtp_extra_.fwd, "mtp_head_fwd", u.chain, static_cast<int>(m_.num_layers) + *it, mb, Phase::fwd, true);
         compute(rank, mtp_extra_.dgrad, "mtp_head_dgrad", u.chain, static_cast<int>(m_.num_layers) + *it, mb, Phase::bwd_dgrad, true);
         compute(rank, mtp_extra_.wgrad, "mtp_head_wgrad", u.chain, static_cast<int>(m_.num_layers) + *it, mb, Phase::bwd_wgrad, true);
-        u.layers.push_back({rank, static_cast<int>(m_.num_layers) + *it, mb, m_.mtp_layer_is_moe(), &cost_of(m_.mtp_layer_is_moe()), &u.chain});
+        u.layers.push_back({rank, static_cast<int>(m_.num_layers) + *it, mb, m_.mtp_layer_is_moe(), &cost_of(static_cast<int>(m_.num_layers) + *it), &u.chain});
       }
       for (auto it = ch.layers.rbegin(); it != ch.layers.rend(); ++it)
-        u.layers.push_back({rank, *it, mb, m_.is_moe_layer(*it), &cost_of(m_.is_moe_layer(*it)), &u.chain});
+        u.layers.push_back({rank, *it, mb, m_.is_moe_layer(*it), &cost_of(*it), &u.chain});
     }
   }
 
@@ -543,11 +528,12 @@ class Builder {
     const auto& b = memory_.ranks.at(rank);
     const bool shares_embedding = in_.stages.pp > 1 && (m_.tie_embeddings || l_.mtp > 0) && (rank == 0 || rank == in_.stages.pp - 1);
     if (shares_embedding) {
-      CommSpec s{Stream::dp_comm, "dp", "embedding_grad_allreduce"};
       const double bytes = static_cast<double>(m_.vocab_size) * m_.hidden_size / l_.tp * grad_b;
-      if (pp_crosses()) s.nic_bytes = bytes, s.nic_eff = p_.nccl_nic_efficiency;
-      else s.nvlink_bytes = bytes, s.nvlink_eff = p_.nccl_nvlink_efficiency;
-      s.latency_s = 1e-6 * (p_.nccl_base_latency_us + p_.nccl_net_step_latency_us);
+      // First and last stage: a two-member all-reduce, across domains when the pipeline's ends are.
+      const bool ends_cross = layout::domain_of(0, domain_) != layout::domain_of(l_.gpus - 1, domain_);
+      const comm::GroupShape ends{2, ends_cross ? 1 : 2};
+      const CommSpec s{Stream::dp_comm, "dp", "embedding_grad_allreduce",
+                       comm_.collective({comm::Collective::all_reduce, comm::Algorithm::ring, ends, bytes})};
       reduces.push_back(comm(rank, s, {reduces.empty() ? -1 : reduces.back()}, -1, -1, Phase::bwd_wgrad));
     }
     // Adam on the local shard: read and write master weights, two moments, the gradient, write the weight.
@@ -567,10 +553,12 @@ class Builder {
   kernels::DeviceRates device_;
   CostContext ctx_;
   layout::RankMap map_;
+  CommCostModel comm_;
   layout::ScaleUpDomain domain_;
   std::map<layout::Dim, GroupPlacement> placements_;
   GroupPlacement placement_of(layout::Dim d) const { return placements_.at(d); }
-  LayerCosts dense_cost_, moe_cost_;
+  std::map<std::pair<bool, std::int64_t>, LayerCosts> costs_;  // by (MoE layer, attention window)
+  LayerCosts moe_cost_;
   BlockCost embedding_, output_, mtp_extra_;
   memory::MemoryEstimate memory_;
   OpGraph* g_ = nullptr;

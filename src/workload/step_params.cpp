@@ -15,24 +15,12 @@ struct Entry {
 
 const std::vector<Entry>& table() {
   static const std::vector<Entry> t = {
-      {"nccl_nvlink_efficiency", &StepParams::nccl_nvlink_efficiency},
-      {"nccl_nic_efficiency", &StepParams::nccl_nic_efficiency},
-      {"hybridep_mnnvl_dispatch_efficiency", &StepParams::hybridep_mnnvl_dispatch_efficiency},
-      {"hybridep_mnnvl_combine_efficiency", &StepParams::hybridep_mnnvl_combine_efficiency},
-      {"hybridep_nvl8_dispatch_efficiency", &StepParams::hybridep_nvl8_dispatch_efficiency},
-      {"hybridep_nvl8_combine_efficiency", &StepParams::hybridep_nvl8_combine_efficiency},
-      {"deepep_mnnvl_dispatch_efficiency", &StepParams::deepep_mnnvl_dispatch_efficiency},
-      {"deepep_mnnvl_combine_efficiency", &StepParams::deepep_mnnvl_combine_efficiency},
-      {"deepep_nvl8_dispatch_efficiency", &StepParams::deepep_nvl8_dispatch_efficiency},
-      {"deepep_nvl8_combine_efficiency", &StepParams::deepep_nvl8_combine_efficiency},
-      {"ep_rdma_efficiency", &StepParams::ep_rdma_efficiency},
-      {"nccl_base_latency_us", &StepParams::nccl_base_latency_us},
-      {"nccl_nvlink_step_latency_us", &StepParams::nccl_nvlink_step_latency_us},
-      {"nccl_net_step_latency_us", &StepParams::nccl_net_step_latency_us},
-      {"deepep_sms", &StepParams::deepep_sms},
-      {"hybridep_sms", &StepParams::hybridep_sms},
-      {"nccl_sms", &StepParams::nccl_sms},
+      {"scale_up_efficiency_scale", &StepParams::scale_up_efficiency_scale},
+      {"scale_out_efficiency_scale", &StepParams::scale_out_efficiency_scale},
       {"kernel_launch_us", &StepParams::kernel_launch_us},
+      {"torch_op_host_us", &StepParams::torch_op_host_us},
+      {"te_module_host_us", &StepParams::te_module_host_us},
+      {"fp8_module_host_factor", &StepParams::fp8_module_host_factor},
       {"graph_launch_us", &StepParams::graph_launch_us},
   };
   return t;
@@ -54,6 +42,11 @@ std::vector<std::string> step_param_names() {
 
 void set_step_param(StepParams& p, const std::string& name, double value) {
   const auto& e = find(name);
+  // Scales divide rates, times are durations: a scale must be positive, a time may not be negative.
+  const bool scale = name.find("_scale") != std::string::npos || name.find("_factor") != std::string::npos;
+  if (!(scale ? value > 0 : value >= 0))
+    throw ConfigError({{"<flags>", "--param", "step parameter \"" + name + "\" must be " +
+                                                  (scale ? "> 0" : ">= 0") + ", got " + std::to_string(value)}});
   if (const auto* d = std::get_if<double StepParams::*>(&e.field)) p.*(*d) = value;
   else p.*(std::get<int StepParams::*>(e.field)) = static_cast<int>(value);
 }

@@ -23,13 +23,30 @@ TEST_CASE("--param changes the prediction in the expected direction") {
   REQUIRE(slow_host.code == 0);
   CHECK(step_time(slow_host) > step_time(base));
   // EP16 over two DGX nodes: half of the all-to-all crosses the NICs and sets its pace, so a lower achieved NIC
-  // efficiency slows the step, while the NVLink half (a 9x faster port) does not.
-  const auto slow_nic = run_cli(small_case({"--param", "nccl_nic_efficiency=0.4"}));
+  // rate slows the step, while the NVLink half (a 9x faster port) does not.
+  const auto slow_nic = run_cli(small_case({"--param", "scale_out_efficiency_scale=0.4"}));
   REQUIRE(slow_nic.code == 0);
   CHECK(step_time(slow_nic) > step_time(base) * 1.05);
-  const auto slow_nvlink = run_cli(small_case({"--param", "nccl_nvlink_efficiency=0.4"}));
+  const auto slow_nvlink = run_cli(small_case({"--param", "scale_up_efficiency_scale=0.4"}));
   REQUIRE(slow_nvlink.code == 0);
   CHECK(step_time(slow_nvlink) == doctest::Approx(step_time(base)).epsilon(1e-3));
+}
+
+// This case is communication-bound (EP16 over two nodes): host costs must exceed its GPU time to show.
+TEST_CASE("--param: framework host costs slow an eager step and leave a full-graph step alone") {
+  const auto base = run_cli(small_case({}));
+  const auto slow_te = run_cli(small_case({"--param", "te_module_host_us=2000"}));
+  const auto slow_torch = run_cli(small_case({"--param", "torch_op_host_us=1000"}));
+  REQUIRE(base.code == 0);
+  REQUIRE(slow_te.code == 0);
+  REQUIRE(slow_torch.code == 0);
+  CHECK(step_time(slow_te) > step_time(base) * 1.05);
+  CHECK(step_time(slow_torch) > step_time(base) * 1.05);
+  const auto graph = run_cli(small_case({"--cuda-graph", "full"}));
+  const auto graph_slow = run_cli(small_case({"--cuda-graph", "full", "--param", "te_module_host_us=2000", "--param", "torch_op_host_us=1000"}));
+  REQUIRE(graph.code == 0);
+  REQUIRE(graph_slow.code == 0);
+  CHECK(step_time(graph_slow) == step_time(graph));
 }
 
 TEST_CASE("--param rejects unknown names (exit 2, did-you-mean) and malformed values (exit 1)") {
@@ -42,4 +59,7 @@ TEST_CASE("--param rejects unknown names (exit 2, did-you-mean) and malformed va
   r = run_cli(small_case({"--param", "kernel_launch_us=fast"}));
   CHECK(r.code == 1);
   CHECK(r.err.find("the value must be a number") != std::string::npos);
+  r = run_cli(small_case({"--param", "scale_up_efficiency_scale=0"}));
+  CHECK(r.code == 2);
+  CHECK(r.err.find("step parameter \"scale_up_efficiency_scale\" must be > 0, got 0") != std::string::npos);
 }

@@ -106,3 +106,27 @@ TEST_CASE("nccl-tests busbw factors") {
   CHECK(busbw_factor(Collective::all_gather, 4) == doctest::Approx(0.75));
   CHECK(busbw_factor(Collective::send_recv, 2) == 1.0);
 }
+
+TEST_CASE("per-class times: the bandwidth term is the larger; each class alone is its bytes at its rate") {
+  const Fabric f = ideal();
+  const double S = 64e6;
+  // All-to-all over 16 ranks on 2 domains: 7/16 of S over NVLink, 8/16 over the NIC, concurrently.
+  const auto a2a = collective_cost({Collective::all_to_all, Algorithm::direct, {16, 8}, S}, f);
+  CHECK(a2a.scale_up_s == doctest::Approx(S * 7 / 16 / 400e9).epsilon(1e-12));
+  CHECK(a2a.scale_out_s == doctest::Approx(S * 8 / 16 / 50e9).epsilon(1e-12));
+  CHECK(a2a.bandwidth_s == std::max(a2a.scale_up_s, a2a.scale_out_s));
+  // A flat ring across domains charges its whole time to the slower class (the NIC here), none to NVLink.
+  const auto ring = collective_cost({Collective::all_gather, Algorithm::ring, {16, 8}, S}, f);
+  CHECK(ring.scale_up_s == 0);
+  CHECK(ring.scale_out_s == doctest::Approx(15.0 / 16 * S / 50e9).epsilon(1e-12));
+  CHECK(ring.bandwidth_s == ring.scale_out_s);
+  // Inside one domain only NVLink is used.
+  const auto one = collective_cost({Collective::reduce_scatter, Algorithm::ring, {8, 8}, S}, f);
+  CHECK(one.scale_out_s == 0);
+  CHECK(one.scale_up_s == one.bandwidth_s);
+  // Tree all-reduce over 4 domains: chain inside (S / NVLink), binary tree across (S / (g x NIC)).
+  const auto tree = collective_cost({Collective::all_reduce, Algorithm::tree, {32, 8}, S}, f);
+  CHECK(tree.scale_up_s == doctest::Approx(S / 400e9).epsilon(1e-12));
+  CHECK(tree.scale_out_s == doctest::Approx(S / (8 * 50e9)).epsilon(1e-12));
+  CHECK(tree.bandwidth_s == std::max(tree.scale_up_s, tree.scale_out_s));
+}

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "comm/expert_dispatch.hpp"
 #include "kernels/kernel_cost_model.hpp"
 #include "model/model_loader.hpp"
 #include "topology/system_catalog.hpp"
@@ -34,7 +35,7 @@ struct Fixture {
   LayerCosts costs(const model::ModelSpec& m, bool moe, const layout::Layout& l, const kernels::DeviceRates& d,
                    int ep_domain_ranks = 8) const {
     const workload::CostContext ctx{*model, d};
-    return workload::layer_costs(m, moe, l, ctx, ep_domain_ranks);
+    return workload::layer_costs(m, moe, l, ctx, comm::GroupShape{l.ep, std::min(ep_domain_ranks, l.ep)});
   }
 };
 
@@ -134,15 +135,20 @@ TEST_CASE("EP dispatch and combine bytes per dispatcher") {
     CHECK(c.ep_dispatch_bytes == doctest::Approx(T * h * d * 7.0 / 8.0 * (1 + 4.0 / 128)).epsilon(1e-12));
     CHECK(c.ep_combine_bytes == doctest::Approx(T * h * d * 7.0 / 8.0 * 2).epsilon(1e-12));
   }
-  SUBCASE("no EP: nothing moves; the NIC share is 1 - ranks in the domain / ep") {
+  SUBCASE("no EP: nothing moves; across domains the all-to-all sends (ep - ranks per domain) / ep over NICs") {
     l.ep = 1;
     const auto c = f.costs(q, true, l, dev);
     CHECK(c.ep_dispatch_bytes == 0);
     CHECK(c.ep_combine_bytes == 0);
-    CHECK(c.ep_nic_fraction == 0);
+    CHECK(c.ep_problem.ep.ranks == 1);
     l.ep = 32;
-    CHECK(f.costs(q, true, l, dev, 8).ep_nic_fraction == doctest::Approx(0.75).epsilon(1e-15));
-    CHECK(f.costs(q, true, l, dev, 32).ep_nic_fraction == 0);
+    const auto four = f.costs(q, true, l, dev, 8);
+    CHECK(four.ep_problem.ep.domains() == 4);
+    const auto v = comm::dispatch_volume(comm::Dispatcher::alltoall, four.ep_problem, comm::Phase::dispatch);
+    CHECK(v.scale_out == doctest::Approx(T * k * h * 2 * 24.0 / 32.0).epsilon(1e-15));
+    CHECK(v.scale_up == doctest::Approx(T * k * h * 2 * 7.0 / 32.0).epsilon(1e-15));
+    // The total off this GPU does not depend on where the other ranks sit.
+    CHECK(four.ep_dispatch_bytes == doctest::Approx(f.costs(q, true, l, dev, 32).ep_dispatch_bytes).epsilon(1e-15));
   }
   SUBCASE("a dense layer moves no EP bytes") {
     const auto ds = load("deepseek-v3");
@@ -288,4 +294,31 @@ TEST_CASE("recompute policies add exactly the forward work they redo") {
     c = with("selective: mlp", true);  // on an MoE layer "mlp" names nothing
     CHECK(c.recompute.seconds == 0);
   }
+}
+
+TEST_CASE("a sliding-window layer's core attention costs what a window of that many keys costs") {
+  Fixture f;
+  const auto g = load("gpt-oss-120b");  // even layers: 128-token window; odd layers: full causal attention
+  const auto dev = rates("gb200-nvl72");
+  const auto l = base_layout(8);
+  const comm::GroupShape ep{8, 8};
+  const workload::CostContext ctx{*f.model, dev};
+  REQUIRE(g.window_of_layer(0) == 128);
+  REQUIRE(g.window_of_layer(1) == 0);
+  const auto windowed = workload::layer_costs(g, true, l, ctx, ep, g.window_of_layer(0));
+  const auto full = workload::layer_costs(g, true, l, ctx, ep, g.window_of_layer(1));
+  // The same layer apart from the core attention kernels, which see 129 keys instead of up to 4096.
+  CHECK(windowed.attention.fwd.seconds < full.attention.fwd.seconds);
+  CHECK(windowed.attention.dgrad.seconds < full.attention.dgrad.seconds);
+  CHECK(windowed.attention.fwd.kernels == full.attention.fwd.kernels);
+  CHECK(windowed.experts.fwd.seconds == full.experts.fwd.seconds);
+  // The difference is exactly the attention kernels' difference.
+  kernels::AttentionFwd a;
+  a.batch = 1, a.seq_q = 4096, a.seq_kv = 4096, a.heads = g.attention.num_attention_heads;
+  a.kv_heads = g.attention.num_query_groups, a.d_qk = a.d_v = g.attention.head_dim, a.causal = true;
+  a.dtype = kernels::DType::bf16;
+  const double t_full = f.model->seconds(a, dev);
+  a.window = 129;
+  const double t_window = f.model->seconds(a, dev);
+  CHECK(full.attention.fwd.seconds - windowed.attention.fwd.seconds == doctest::Approx(t_full - t_window).epsilon(1e-9));
 }

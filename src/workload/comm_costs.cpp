@@ -1,0 +1,41 @@
+#include "workload/comm_costs.hpp"
+
+#include <algorithm>
+
+#include "comm/calibration.hpp"
+
+namespace moesim::workload {
+
+CommCostModel::CommCostModel(kernels::Arch arch, double nvlink_Bps, double nic_Bps)
+    : arch_(arch), fabric_(comm::builtin_fabric(arch, nvlink_Bps, nic_Bps)) {}
+
+LinkDemand CommCostModel::demand(double latency_s, double scale_up_s, double scale_out_s, int sms) const {
+  LinkDemand d;
+  d.latency_s = latency_s;
+  d.nvlink_bytes = scale_up_s * fabric_.scale_up.bandwidth_Bps;
+  d.nic_bytes = scale_out_s * fabric_.scale_out.bandwidth_Bps;
+  d.sms = sms;
+  return d;
+}
+
+LinkDemand CommCostModel::collective(const comm::CollectiveSpec& spec) const {
+  const auto c = comm::collective_cost(spec, fabric_);
+  // NCCL's channel SMs: comm/'s figure for its (NCCL) all-to-all stands for every NCCL collective.
+  const int sms = comm::comm_kernel_sms(comm::Dispatcher::alltoall, arch_, !spec.group.single_domain()).sms;
+  return demand(c.latency_s, c.scale_up_s, c.scale_out_s, sms);
+}
+
+LinkDemand CommCostModel::dispatch(comm::Dispatcher d, const comm::DispatchProblem& p, comm::Phase phase) const {
+  const auto c = comm::dispatch_cost(d, p, phase, fabric_);
+  const int sms = comm::comm_kernel_sms(d, arch_, !p.ep.single_domain()).sms;
+  return demand(c.latency_s, c.scale_up_s, c.scale_out_s, sms);
+}
+
+comm::GroupShape group_shape(int ranks, int domains) {
+  ranks = std::max(1, ranks);
+  int n = std::clamp(domains, 1, ranks);
+  while (ranks % n != 0) ++n;
+  return {ranks, ranks / n};
+}
+
+}  // namespace moesim::workload

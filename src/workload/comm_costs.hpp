@@ -1,0 +1,45 @@
+#pragma once
+// The step builder's bridge to src/comm: every communication op of a step is costed by comm/'s calibrated closed
+// forms (one source of truth for NCCL, DeepEP and HybridEP efficiencies, latencies and SM use), then handed to the
+// engine as flows on the rank's NVLink port and NIC. A flow's size is its link class's time from comm/ times that
+// link's capacity ("effective bytes" = wire bytes / achieved efficiency): alone on its link it lasts exactly what
+// comm/ predicts, and concurrent flows share the link max-min fairly in the engine.
+#include "comm/collectives.hpp"
+#include "comm/expert_dispatch.hpp"
+#include "comm/fabric.hpp"
+#include "kernels/device_rates.hpp"
+
+namespace moesim::workload {
+
+struct LinkDemand {
+  double nvlink_bytes = 0;  // effective bytes on the GPU's scale-up port
+  double nic_bytes = 0;     // effective bytes on the GPU's NIC(s)
+  double latency_s = 0;     // fixed part (NCCL base + step latencies, or the dispatcher's handshake)
+  int sms = 0;              // SMs the communication kernels hold while they run
+  bool empty() const { return nvlink_bytes <= 0 && nic_bytes <= 0; }
+};
+
+class CommCostModel {
+ public:
+  // `nvlink_Bps` and `nic_Bps`: per GPU, one direction (all NICs of the GPU together); the same capacities the
+  // step's network links get.
+  CommCostModel(kernels::Arch arch, double nvlink_Bps, double nic_Bps);
+
+  // An NCCL collective (ring / tree / NVLS / direct all-to-all / send-recv) of comm::CollectiveSpec's size convention.
+  LinkDemand collective(const comm::CollectiveSpec& spec) const;
+  // One phase of an EP token exchange with `d`'s byte accounting and measured efficiency.
+  LinkDemand dispatch(comm::Dispatcher d, const comm::DispatchProblem& p, comm::Phase phase) const;
+
+  const comm::Fabric& fabric() const { return fabric_; }
+
+ private:
+  LinkDemand demand(double latency_s, double scale_up_s, double scale_out_s, int sms) const;
+  kernels::Arch arch_;
+  comm::Fabric fabric_;
+};
+
+// A group of `ranks` members spread over `domains` scale-up domains, as comm::GroupShape (which needs equal
+// shares): the smallest domain count >= `domains` that divides `ranks`.
+comm::GroupShape group_shape(int ranks, int domains);
+
+}  // namespace moesim::workload
