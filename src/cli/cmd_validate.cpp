@@ -1,4 +1,6 @@
 // moesim validate: predict every row of a measurements table and report the error of each.
+#include <fstream>
+#include <iomanip>
 #include <ostream>
 
 #include <CLI/CLI.hpp>
@@ -8,11 +10,49 @@
 #include "cli/opt_case.hpp"
 #include "config/csv_table.hpp"
 #include "config/data_dir.hpp"
+#include "core/did_you_mean.hpp"
+#include "core/error.hpp"
+#include "report/chrome_trace.hpp"
+#include "report/step_report.hpp"
 #include "model/model_catalog.hpp"
 #include "predict/validation.hpp"
 #include "topology/system_catalog.hpp"
 
 namespace moesim::cli {
+
+namespace {
+
+// --explain ID: the row's case through `run`'s full report, with the measured value beside the prediction.
+void explain_row(Context& ctx, const config::CsvTable& table, const predict::Resolvers& r, const predict::PredictOptions& base,
+                 const std::string& id, const std::string& trace, const std::string& kernel_why) {
+  std::vector<std::string> ids;
+  for (const auto& row : table.rows) {
+    const auto it = row.find("id");
+    if (it == row.end()) continue;
+    ids.push_back(it->second);
+    if (it->second != id) continue;
+    auto rc = predict::case_from_row(row, r, base);
+    if (!rc.c) throw ConfigError({{table.file, "", "row " + id + " cannot be predicted: " + rc.skipped}});
+    rc.options.host_breakdown = true;
+    rc.options.keep_timeline = !trace.empty();
+    const auto p = predict::predict_step(*rc.c, rc.options);
+    if (!trace.empty()) {
+      std::ofstream f(trace);
+      if (!f) throw UsageError("--trace: cannot write " + trace);
+      report::write_chrome_trace(f, p.workload->graph, *p.result);
+    }
+    const double predicted = rc.value_of(p.report);
+    ctx.out << id << " " << rc.metric << ": measured " << rc.measured << ", predicted " << predicted << " ("
+            << (predicted >= rc.measured ? "+" : "") << std::fixed << std::setprecision(1)
+            << 100.0 * (predicted - rc.measured) / rc.measured << "%)\n";
+    ctx.out.unsetf(std::ios::floatfield);
+    ctx.out << std::setprecision(6) << report::to_table(p.report) << "  kernel model: " << kernel_why << "\n";
+    return;
+  }
+  throw ConfigError({{table.file, "", "no row with id \"" + id + "\"" + did_you_mean(id, ids)}});
+}
+
+}  // namespace
 
 void add_validate_command(CLI::App& app, Context& ctx) {
   struct Args {
@@ -21,6 +61,8 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     bool markdown = false;
     std::vector<std::string> params;
     std::string kernel_model = "auto";
+    std::string explain;
+    std::string trace;
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand("validate", "Predict published measurements (groundtruth.csv schema) and report the error of each row");
@@ -29,6 +71,8 @@ void add_validate_command(CLI::App& app, Context& ctx) {
   sub->add_flag("--markdown", args->markdown, "Print the README accuracy table");
   sub->add_option("--param", args->params, "Override a general model parameter, name=value; repeatable");
   add_kernel_model_flag(*sub, args->kernel_model);
+  sub->add_option("--explain", args->explain, "Predict one row (by id) and print its full step report: breakdown, memory, layout");
+  sub->add_option("--trace", args->trace, "With --explain: write the row's step as a Chrome trace / Perfetto JSON to FILE");
   sub->callback([&ctx, args] {
     const auto root = config::data_dir(ctx.data_dir);
     const std::string csv = !args->csv.empty() ? args->csv : (root / ".." / "shared" / "reference" / "groundtruth.csv").string();
@@ -41,6 +85,11 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     predict::PredictOptions base;
     base.kernels = kernel_model.model.get();
     base.params = step_params(args->params);
+    if (!args->trace.empty() && args->explain.empty()) throw UsageError("--trace needs --explain ID");
+    if (!args->explain.empty()) {
+      explain_row(ctx, table, r, base, args->explain, args->trace, kernel_model.why);
+      return;
+    }
     const auto result = predict::validate_table(table, r, base);
     if (args->json) {
       // Which kernel costs priced the rows travels with them (the validation JSON has no field of its own for it).

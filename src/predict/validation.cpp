@@ -123,48 +123,75 @@ double percentile(std::vector<double> v, double q) {
 
 }  // namespace
 
+RowCase case_from_row(const std::map<std::string, std::string>& row, const Resolvers& resolve, const PredictOptions& base) {
+  RowCase rc;
+  rc.id = col(row, "id");
+  rc.metric = col(row, "metric");
+  try {
+    rc.measured = std::stod(col(row, "value"));
+  } catch (const std::exception&) {
+    rc.skipped = "value \"" + col(row, "value") + "\" is not a number";
+    return rc;
+  }
+  const bool metric_ok = rc.metric == "tflops_per_gpu" || rc.metric == "tokens_per_sec_per_gpu" || rc.metric == "step_time_s";
+  if (!metric_ok) {
+    rc.skipped = "metric " + rc.metric + " is not a single-step prediction";
+    return rc;
+  }
+  layout::Layout l;
+  if (auto why = read_layout(row, l)) {
+    rc.skipped = *why;
+    return rc;
+  }
+  try {
+    Case c{resolve.model(col(row, "model")), resolve.system(col(row, "hardware")), l};
+    // Recipe defaults of Megatron-Bridge MoE benchmarks (groundtruth.md §3.1): gradient reduce in BF16;
+    // DeepSeek-V3 also BF16 Adam moments (precision-aware optimizer).
+    if (lower(col(row, "framework")).find("megatron-bridge") != std::string::npos) {
+      c.layout.grad_reduce_dtype = layout::Dtype::bf16;
+      if (c.model.attention.kind == model::AttentionKind::mla) c.layout.optimizer_moment_dtype = layout::Dtype::bf16;
+    }
+    const int stages = c.layout.pp * c.layout.vpp;
+    if (c.layout.pp_layout.empty() && stages > 1 && c.model.num_layers % stages != 0)
+      c.layout.pp_layout = balanced_pipeline_layout(c.model, c.layout);
+    rc.options = base;
+    // Published runs ran: a memory estimate above the GPU's HBM is moesim's error, not a reason to skip.
+    rc.options.check_memory = false;
+    rc.options.flops_convention = convention_of(col(row, "framework"));
+    rc.options.keep_timeline = false;
+    rc.options.host_breakdown = false;
+    rc.c = std::move(c);
+  } catch (const Error& e) {
+    std::string what = e.what();
+    if (auto nl = what.find('\n'); nl != std::string::npos) what = what.substr(0, nl) + " ...";
+    rc.skipped = what;
+  }
+  return rc;
+}
+
+double RowCase::value_of(const report::StepReport& r) const {
+  return metric == "tflops_per_gpu"           ? r.tflops_per_gpu
+         : metric == "tokens_per_sec_per_gpu" ? r.tokens_per_s_per_gpu
+                                              : r.step_time_s;
+}
+
 ValidationResult validate_table(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base) {
   ValidationResult out;
   std::vector<double> errors;
   for (const auto& row : table.rows) {
     ValidationRow v;
-    v.id = col(row, "id");
-    v.metric = col(row, "metric");
     v.model = col(row, "model");
     v.hardware = col(row, "hardware");
-    try {
-      v.measured = std::stod(col(row, "value"));
-    } catch (const std::exception&) {
-      v.skipped = "value \"" + col(row, "value") + "\" is not a number";
-    }
-    const bool metric_ok = v.metric == "tflops_per_gpu" || v.metric == "tokens_per_sec_per_gpu" || v.metric == "step_time_s";
-    if (v.skipped.empty() && !metric_ok) v.skipped = "metric " + v.metric + " is not a single-step prediction";
-    layout::Layout l;
-    if (v.skipped.empty())
-      if (auto why = read_layout(row, l)) v.skipped = *why;
-    if (v.skipped.empty()) {
+    RowCase rc = case_from_row(row, resolve, base);
+    v.id = rc.id;
+    v.metric = rc.metric;
+    v.measured = rc.measured;
+    v.skipped = rc.skipped;
+    if (rc.c) {
       try {
-        Case c{resolve.model(v.model), resolve.system(v.hardware), l};
-        // Recipe defaults of Megatron-Bridge MoE benchmarks (groundtruth.md §3.1): gradient reduce in BF16;
-        // DeepSeek-V3 also BF16 Adam moments (precision-aware optimizer).
-        if (lower(col(row, "framework")).find("megatron-bridge") != std::string::npos) {
-          c.layout.grad_reduce_dtype = layout::Dtype::bf16;
-          if (c.model.attention.kind == model::AttentionKind::mla) c.layout.optimizer_moment_dtype = layout::Dtype::bf16;
-        }
-        const int stages = c.layout.pp * c.layout.vpp;
-        if (c.layout.pp_layout.empty() && stages > 1 && c.model.num_layers % stages != 0)
-          c.layout.pp_layout = balanced_pipeline_layout(c.model, c.layout);
-        PredictOptions o = base;
-        // Published runs ran: a memory estimate above the GPU's HBM is moesim's error, not a reason to skip.
-        o.check_memory = false;
-        o.flops_convention = convention_of(col(row, "framework"));
-        o.keep_timeline = false;
-        o.host_breakdown = false;
-        const auto p = predict_step(c, o);
+        const auto p = predict_step(*rc.c, rc.options);
         v.layout = p.report.layout_summary;
-        v.predicted = v.metric == "tflops_per_gpu"           ? p.report.tflops_per_gpu
-                      : v.metric == "tokens_per_sec_per_gpu" ? p.report.tokens_per_s_per_gpu
-                                                             : p.report.step_time_s;
+        v.predicted = rc.value_of(p.report);
       } catch (const Error& e) {
         std::string what = e.what();
         if (auto nl = what.find('\n'); nl != std::string::npos) what = what.substr(0, nl) + " ...";

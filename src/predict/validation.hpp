@@ -10,6 +10,7 @@
 // resolve are skipped with the reason. The FLOP definition follows the row's framework: MaxText/JAX ->
 // maxtext, TorchTitan -> torchtitan, everything else -> megatron.
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,18 @@ struct Resolvers {
 };
 
 ValidationResult validate_table(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base = {});
+
+// One row turned into a case with the options validate predicts it with (documented defaults applied, memory
+// not enforced, the row's FLOP convention), or the reason it is skipped.
+struct RowCase {
+  std::string id, metric;
+  double measured = 0;
+  std::optional<Case> c;  // absent when skipped
+  PredictOptions options;
+  std::string skipped;
+  double value_of(const report::StepReport& r) const;  // the row's metric out of a prediction
+};
+RowCase case_from_row(const std::map<std::string, std::string>& row, const Resolvers& resolve, const PredictOptions& base = {});
 
 std::string to_json_text(const ValidationResult& r);
 std::string to_text_table(const ValidationResult& r);

@@ -59,3 +59,27 @@ TEST_CASE("validate: a missing CSV is a bad config (exit 2)") {
   CHECK(r.code == 2);
   CHECK(r.err.find("/nonexistent/rows.csv: cannot open file") != std::string::npos);
 }
+
+TEST_CASE("validate --explain: one row's full report, its error, and clear errors for bad ids") {
+  const auto table = validate({"--json"});
+  REQUIRE(table.code == 0);
+  const double predicted = nlohmann::json::parse(table.out)["rows"][0]["predicted"].get<double>();
+  const auto r = validate({"--explain", "T001"});
+  REQUIRE(r.code == 0);
+  // The same prediction as the table's, with the step report under it.
+  CHECK(r.out.rfind("T001 tflops_per_gpu: measured 250, predicted ", 0) == 0);
+  const auto p = r.out.find("predicted ") + 10;
+  CHECK(std::stod(r.out.substr(p)) == doctest::Approx(predicted).epsilon(1e-5));
+  CHECK(r.out.find("breakdown (pp rank") != std::string::npos);
+  CHECK(r.out.find("  host ") != std::string::npos);
+
+  const auto typo = validate({"--explain", "T01"});
+  CHECK(typo.code == 2);
+  CHECK(typo.err.find("validate_3rows.csv: no row with id \"T01\" (did you mean \"T001\"?)") != std::string::npos);
+  const auto skipped = validate({"--explain", "T003"});
+  CHECK(skipped.code == 2);
+  CHECK(skipped.err.find("row T003 cannot be predicted: metric time_to_train is not a single-step prediction") != std::string::npos);
+  const auto trace_alone = validate({"--trace", "/tmp/x.json"});
+  CHECK(trace_alone.code == 1);
+  CHECK(trace_alone.err.find("--trace needs --explain ID") != std::string::npos);
+}
