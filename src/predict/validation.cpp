@@ -44,13 +44,14 @@ model::FlopsConvention convention_of(const std::string& framework) {
 
 // Builds the layout of a row, or returns the reason it cannot.
 std::optional<std::string> read_layout(const std::map<std::string, std::string>& row, layout::Layout& l) {
-  const char* required[] = {"gpus", "tp", "pp", "ep", "mbs", "gbs", "seq"};
+  // ep may be blank: a dense model has no EP (case_from_row checks the model).
+  const char* required[] = {"gpus", "tp", "pp", "mbs", "gbs", "seq"};
   for (const char* c : required)
     if (!int_col(row, c)) return std::string("column ") + c + " is blank or not an integer";
   l.gpus = *int_col(row, "gpus");
   l.tp = *int_col(row, "tp");
   l.pp = *int_col(row, "pp");
-  l.ep = *int_col(row, "ep");
+  l.ep = int_col(row, "ep").value_or(1);
   l.mbs = *int_col(row, "mbs");
   l.gbs = *int_col(row, "gbs");
   l.seq = *int_col(row, "seq");
@@ -145,6 +146,10 @@ RowCase case_from_row(const std::map<std::string, std::string>& row, const Resol
   }
   try {
     Case c{resolve.model(col(row, "model")), resolve.system(col(row, "hardware")), l};
+    if (c.model.is_moe() && !int_col(row, "ep")) {
+      rc.skipped = "column ep is blank for an MoE model";
+      return rc;
+    }
     // Recipe defaults of Megatron-Bridge MoE benchmarks (groundtruth.md §3.1): gradient reduce in BF16;
     // DeepSeek-V3 also BF16 Adam moments (precision-aware optimizer).
     if (lower(col(row, "framework")).find("megatron-bridge") != std::string::npos) {

@@ -5,7 +5,8 @@
 // Row -> case: model and hardware resolve through the catalog aliases; tp..seq, precision, dispatcher,
 // recompute, mtp, cuda_graph, a2a_overlap and pp_layout fill the layout. Documented defaults for blank
 // software-stack columns: dispatcher "alltoall" (also for "recipe default" / "n/a"), recompute "none",
-// cuda_graph "none", a2a_overlap 0, mtp 0, precision BF16, etp 1, cp 1, vpp 1. Rows whose metric is not a step
+// cuda_graph "none", a2a_overlap 0, mtp 0, precision BF16, etp 1, cp 1, vpp 1, and ep 1 for a dense model (a
+// blank ep skips an MoE row). Rows whose metric is not a step
 // prediction (time-to-train, scaling percentages), whose parallel sizes are missing, or whose names do not
 // resolve are skipped with the reason. The FLOP definition follows the row's framework: MaxText/JAX ->
 // maxtext, TorchTitan -> torchtitan, everything else -> megatron.

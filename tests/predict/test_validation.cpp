@@ -89,6 +89,26 @@ TEST_CASE("rows that cannot be predicted are skipped with the reason") {
   CHECK(r.summary.max_abs_error_pct == 0);
 }
 
+TEST_CASE("a blank ep skips an MoE row and means no EP for a dense model") {
+  // The small-moe row with its ep column blanked.
+  std::string moe = row("M", "tflops_per_gpu", "100");
+  moe.replace(moe.find(",2,,4,1,1,4,"), 12, ",2,,,1,1,4,");
+  const auto r = validate(moe);
+  REQUIRE(r.rows.size() == 1);
+  CHECK(r.rows[0].skipped == "column ep is blank for an MoE model");
+
+  // A dense model (Llama 3.1 8B from the catalog) with ep blank is predicted with EP1.
+  const auto dense = model::load_model_file(std::string(MOESIM_SOURCE_DIR) + "/models/llama3.1-8b.json");
+  predict::Resolvers rs{[&](const std::string&) { return dense; },
+                        [](const std::string& name) { return test::systems().resolve(name); }};
+  const auto d = predict::validate_table(
+      config::parse_csv(kHeader + "D,llama,DGX-H100,8,1,1,,,,,8,1,8,4096,BF16,Megatron-Core,,,,,,,,tflops_per_gpu,400,u,s,n\n", "t.csv"), rs);
+  REQUIRE(d.rows.size() == 1);
+  CHECK(d.rows[0].skipped.empty());
+  REQUIRE(d.rows[0].predicted.has_value());
+  CHECK(d.rows[0].layout.find("EP1 ") != std::string::npos);
+}
+
 TEST_CASE("JSON and text renderings of a validation result") {
   predict::ValidationResult r;
   predict::ValidationRow a;
