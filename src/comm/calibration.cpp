@@ -71,9 +71,28 @@ std::vector<BusBwMeasurement> nvls_measurements(Arch arch) {
           {src + "8G: 480.0 GB/s", AR, N, 8, 8 * kGiB, 480.0 * kGBps, kNvlink4}};
 }
 
-DispatchMeasurement dispatcher_measurement(Dispatcher d, Arch arch, bool over_rdma) {
+DispatchMeasurement dispatcher_measurement(Dispatcher d, Arch arch, bool over_rdma, bool large_domain) {
   const bool hopper = arch == Arch::hopper;
   const std::string csv = "comm-microbench.csv ";
+  // Multi-node NVLink (an NVL72 rack): the EP group spans compute trays over NVSwitch, where both libraries reach
+  // less than inside an 8-GPU box. Measured at EP32 on GB200, as the GB200 recipes run.
+  if (large_domain && !hopper && !over_rdma) {
+    if (d == Dispatcher::deepep) {
+      // In-training figure of the GB200 DeepSeek-V3 runs (ladder step 3); assumption: BF16 dispatch (the CSV's
+      // "BF16?"), 4096 tokens per rank (MBS1 x 4096), 256 experts top-8 routed uniformly (force-balanced).
+      DispatchProblem p = problem(32, 32, 4096, 256, 1, 1);
+      p.dispatch_bytes_per_element = 2;
+      return {csv + "CM029 DeepEP (community PR #218) GB200 MNNVL EP32, 24 SMs: 400/190 GB/s in DeepSeek-V3 training",
+              d, p, false, 400 * kGBps, 190 * kGBps, kNvlink5};
+    }
+    if (d == Dispatcher::hybridep) {
+      // BF16 dispatch (the row's notes: 484.22 GB/s), as NVIDIA's HybridEP recipes dispatch; 8 local experts.
+      DispatchProblem p = problem(32, 32, 4096, 256, 1, 1);
+      p.dispatch_bytes_per_element = 2;
+      return {csv + "CM020 HybridEP GB200 MNNVL EP32, 32 SMs: BF16 dispatch 484.22 / combine 464.54 GB/s [S35]", d, p,
+              false, 484.22 * kGBps, 464.54 * kGBps, kNvlink5};
+    }
+  }
   if (d == Dispatcher::deepep) {
     // V1 rows use DeepSeek-V3 routing: 256 experts in 8 groups, top-4 groups, top-8 (the CSV notes).
     if (hopper && !over_rdma)
@@ -96,9 +115,10 @@ DispatchMeasurement dispatcher_measurement(Dispatcher d, Arch arch, bool over_rd
       return {csv + "CM025 HybridEP H100 IB EP16, 8 SMs: 44.87/56.96 GB/s [S35]", d, problem(16, 8, 4096, 128, 1, 1),
               true, 44.87 * kGBps, 56.96 * kGBps, kCx7};
     if (hopper)  // assumption: no Hopper NVLink HybridEP row; DeepEP V1's H800 row stands in
-      return dispatcher_measurement(Dispatcher::deepep, arch, false);
-    return {csv + "CM016 HybridEP GB200 MNNVL EP8, 16 SMs: 421.67/538.44 GB/s [S35]", d, problem(8, 8, 4096, 64, 1, 1),
-            false, 421.67 * kGBps, 538.44 * kGBps, kNvlink5};
+      return dispatcher_measurement(Dispatcher::deepep, arch, false, false);
+    // An 8-GPU NVLink box: the B200 row.
+    return {csv + "CM028 HybridEP B200 NVL8 EP8, 16 SMs: 409.71/530.86 GB/s [S35]", d, problem(8, 8, 4096, 64, 1, 1),
+            false, 409.71 * kGBps, 530.86 * kGBps, kNvlink5};
   }
   throw InternalError("no dispatcher measurement for " + to_string(d));
 }
@@ -146,7 +166,7 @@ DispatcherEfficiency derive_dispatcher_efficiency(const DispatchMeasurement& m, 
   return e;
 }
 
-Fabric builtin_fabric(Arch arch, double scale_up_Bps, double scale_out_Bps) {
+Fabric builtin_fabric(Arch arch, double scale_up_Bps, double scale_out_Bps, bool large_domain) {
   const Arch a = arch == Arch::blackwell_ultra ? Arch::blackwell : arch;
   Fabric f = uncalibrated_fabric(scale_up_Bps, scale_out_Bps);
   const Fabric lat = f;
@@ -164,10 +184,11 @@ Fabric builtin_fabric(Arch arch, double scale_up_Bps, double scale_out_Bps) {
     // assumption: no NCCL all-to-all figure on NVLink5 (hardware.md §6); the ring curve stands in.
     e.alltoall_scale_up = e.ring_scale_up;
   }
-  e.deepep_scale_up = derive_dispatcher_efficiency(dispatcher_measurement(Dispatcher::deepep, a, false), lat);
-  e.deepep_scale_out = derive_dispatcher_efficiency(dispatcher_measurement(Dispatcher::deepep, a, true), lat);
-  e.hybridep_scale_up = derive_dispatcher_efficiency(dispatcher_measurement(Dispatcher::hybridep, a, false), lat);
-  e.hybridep_scale_out = derive_dispatcher_efficiency(dispatcher_measurement(Dispatcher::hybridep, a, true), lat);
+  const bool big = large_domain;
+  e.deepep_scale_up = derive_dispatcher_efficiency(dispatcher_measurement(Dispatcher::deepep, a, false, big), lat);
+  e.deepep_scale_out = derive_dispatcher_efficiency(dispatcher_measurement(Dispatcher::deepep, a, true, big), lat);
+  e.hybridep_scale_up = derive_dispatcher_efficiency(dispatcher_measurement(Dispatcher::hybridep, a, false, big), lat);
+  e.hybridep_scale_out = derive_dispatcher_efficiency(dispatcher_measurement(Dispatcher::hybridep, a, true, big), lat);
   return f;
 }
 

@@ -38,7 +38,9 @@ struct DispatchMeasurement {
 // The measurements behind each architecture's factors (blackwell_ultra uses blackwell's).
 std::vector<BusBwMeasurement> ring_scale_up_measurements(kernels::Arch arch);
 std::vector<BusBwMeasurement> nvls_measurements(kernels::Arch arch);  // empty where a flat factor is used
-DispatchMeasurement dispatcher_measurement(Dispatcher d, kernels::Arch arch, bool over_rdma);
+// `large_domain`: the scale-up domain is a multi-node NVLink rack (NVL72) rather than an 8-GPU box; Blackwell
+// NVLink rows then come from EP32 measurements on GB200.
+DispatchMeasurement dispatcher_measurement(Dispatcher d, kernels::Arch arch, bool over_rdma, bool large_domain = false);
 
 // Time the measurement implies (nccl-tests: size x busbw_factor / busbw).
 double measured_seconds(const BusBwMeasurement& m);
@@ -50,6 +52,6 @@ EfficiencyPoint derive_point(const BusBwMeasurement& m, const Fabric& latencies)
 DispatcherEfficiency derive_dispatcher_efficiency(const DispatchMeasurement& m, const Fabric& latencies);
 
 // A fabric with the built-in calibrated efficiencies for `arch` and the given nominal link bandwidths.
-Fabric builtin_fabric(kernels::Arch arch, double scale_up_Bps, double scale_out_Bps);
+Fabric builtin_fabric(kernels::Arch arch, double scale_up_Bps, double scale_out_Bps, bool large_domain = false);
 
 }  // namespace moesim::comm

@@ -140,8 +140,11 @@ DispatchCost dispatch_cost(Dispatcher d, const DispatchProblem& p, Phase phase, 
   return c;
 }
 
-CommSms comm_kernel_sms(Dispatcher d, kernels::Arch arch, bool multi_domain) {
-  (void)arch;  // the published counts do not differ by architecture beyond what multi_domain captures
+CommSms comm_kernel_sms(Dispatcher d, kernels::Arch arch, bool multi_domain, bool large_domain) {
+  (void)arch;  // the published counts do not differ by architecture beyond what the domain flags capture
+  if (d == Dispatcher::hybridep && large_domain && !multi_domain)
+    return {32, "comm-microbench.csv CM020: HybridEP on GB200 MNNVL EP32 with 32 SMs (the GB200 recipes' "
+                "--moe-hybridep-num-sms 32) [S35]"};
   switch (d) {
     case Dispatcher::deepep:
       if (multi_domain) return {12, "comm-microbench.csv CM011/CM013: DeepEP V2 EP8x2 over RDMA with 12 SMs [S8]"};

@@ -68,6 +68,7 @@ struct CommSms {
   int sms = 0;
   std::string source;
 };
-CommSms comm_kernel_sms(Dispatcher d, kernels::Arch arch, bool multi_domain);
+// `multi_domain`: the group spans scale-up domains (RDMA); `large_domain`: its domain is an NVL72 rack.
+CommSms comm_kernel_sms(Dispatcher d, kernels::Arch arch, bool multi_domain, bool large_domain = false);
 
 }  // namespace moesim::comm

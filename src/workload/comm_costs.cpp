@@ -6,8 +6,8 @@
 
 namespace moesim::workload {
 
-CommCostModel::CommCostModel(kernels::Arch arch, double nvlink_Bps, double nic_Bps)
-    : arch_(arch), fabric_(comm::builtin_fabric(arch, nvlink_Bps, nic_Bps)) {}
+CommCostModel::CommCostModel(kernels::Arch arch, double nvlink_Bps, double nic_Bps, bool large_domain)
+    : arch_(arch), large_domain_(large_domain), fabric_(comm::builtin_fabric(arch, nvlink_Bps, nic_Bps, large_domain)) {}
 
 LinkDemand CommCostModel::demand(double latency_s, double scale_up_s, double scale_out_s, int sms) const {
   LinkDemand d;
@@ -27,7 +27,7 @@ LinkDemand CommCostModel::collective(const comm::CollectiveSpec& spec) const {
 
 LinkDemand CommCostModel::dispatch(comm::Dispatcher d, const comm::DispatchProblem& p, comm::Phase phase) const {
   const auto c = comm::dispatch_cost(d, p, phase, fabric_);
-  const int sms = comm::comm_kernel_sms(d, arch_, !p.ep.single_domain()).sms;
+  const int sms = comm::comm_kernel_sms(d, arch_, !p.ep.single_domain(), large_domain_).sms;
   return demand(c.latency_s, c.scale_up_s, c.scale_out_s, sms);
 }
 

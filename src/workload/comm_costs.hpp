@@ -23,7 +23,9 @@ class CommCostModel {
  public:
   // `nvlink_Bps` and `nic_Bps`: per GPU, one direction (all NICs of the GPU together); the same capacities the
   // step's network links get.
-  CommCostModel(kernels::Arch arch, double nvlink_Bps, double nic_Bps);
+  // `large_domain`: the system's NVLink domain is a multi-node rack (> 8 GPUs, NVL72): EP libraries are then
+  // calibrated on their GB200 MNNVL measurements (src/comm/calibration.hpp).
+  CommCostModel(kernels::Arch arch, double nvlink_Bps, double nic_Bps, bool large_domain);
 
   // An NCCL collective (ring / tree / NVLS / direct all-to-all / send-recv) of comm::CollectiveSpec's size convention.
   LinkDemand collective(const comm::CollectiveSpec& spec) const;
@@ -35,6 +37,7 @@ class CommCostModel {
  private:
   LinkDemand demand(double latency_s, double scale_up_s, double scale_out_s, int sms) const;
   kernels::Arch arch_;
+  bool large_domain_;
   comm::Fabric fabric_;
 };
 

@@ -31,7 +31,8 @@ class Builder {
       : in_(in), l_(in.layout), m_(in.model), p_(in.params), device_(device_rates(in.system.gpu)),
         ctx_{in.kernels, device_}, map_(l_),
         comm_(device_.arch, in.system.gpu.nvlink_Bps_per_direction,
-              in.system.scale_out.nic.Bps_per_direction * in.system.scale_out.nics_per_gpu) {
+              in.system.scale_out.nic.Bps_per_direction * in.system.scale_out.nics_per_gpu,
+              in.system.scale_up.domain_size > 8) {
     // Host costs: a --param override, else the system's calibration figure, else the x86 default.
     auto figure_us = [&](double param_us, const char* name, double fallback_us) {
       if (param_us >= 0) return param_us;

@@ -31,19 +31,30 @@ TEST_CASE("the dispatcher factors reproduce the comm-microbench.csv rows they ca
   for (auto arch : {Arch::hopper, Arch::blackwell}) {
     for (auto d : {Dispatcher::deepep, Dispatcher::hybridep}) {
       for (bool rdma : {false, true}) {
-        const DispatchMeasurement m = dispatcher_measurement(d, arch, rdma);
+        for (bool large : {false, true}) {
+        if (large && rdma) continue;  // RDMA rows were measured between 8-GPU boxes
+        const DispatchMeasurement m = dispatcher_measurement(d, arch, rdma, large);
         INFO(m.source);
         // NVLink rows run on their own NVLink (H800: 200 GB/s); RDMA rows on CX-7 with a wide NVLink.
-        const Fabric f = builtin_fabric(arch, rdma ? 900e9 : m.link_Bps, rdma ? m.link_Bps : 50e9);
+        const Fabric f = builtin_fabric(arch, rdma ? 900e9 : m.link_Bps, rdma ? m.link_Bps : 50e9, large);
         for (Phase phase : {Phase::dispatch, Phase::combine}) {
           const DispatchCost c = dispatch_cost(m.dispatcher, m.problem, phase, f);
           const double logical = rdma ? c.volume.logical_scale_out : c.volume.logical_scale_up;
           const double reported = phase == Phase::dispatch ? m.dispatch_Bps : m.combine_Bps;
           CHECK(logical / c.seconds == doctest::Approx(reported).epsilon(1e-9));
         }
+        }
       }
     }
   }
+  // NVL72 racks use the GB200 EP32 rows; 8-GPU boxes the B200 / SM100 EP8 rows; Hopper has no large domain.
+  CHECK(dispatcher_measurement(Dispatcher::deepep, Arch::blackwell, false, true).source.find("CM029") != std::string::npos);
+  CHECK(dispatcher_measurement(Dispatcher::hybridep, Arch::blackwell, false, true).source.find("CM020") != std::string::npos);
+  CHECK(dispatcher_measurement(Dispatcher::hybridep, Arch::blackwell, false, false).source.find("CM028") != std::string::npos);
+  CHECK(dispatcher_measurement(Dispatcher::deepep, Arch::hopper, false, true).source.find("CM001") != std::string::npos);
+  // The community DeepEP port reached less on the rack than HybridEP did (the ladder's reason to switch).
+  const Fabric rack = builtin_fabric(Arch::blackwell, 900e9, 50e9, true);
+  CHECK(rack.efficiency.deepep_scale_up.combine < rack.efficiency.hybridep_scale_up.combine);
   // Physical efficiencies stay below the link (the logical figures do not: CM013 reports 90 GB/s on a 50 GB/s NIC).
   const Fabric b = builtin_fabric(Arch::blackwell, 900e9, 50e9);
   CHECK(b.efficiency.deepep_scale_out.dispatch < 1.0);

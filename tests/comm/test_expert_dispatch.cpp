@@ -78,6 +78,8 @@ TEST_CASE("dispatcher costs: hierarchical dedup beats NCCL all-to-all across nod
 TEST_CASE("communication kernels' SMs name their source") {
   CHECK(comm_kernel_sms(Dispatcher::deepep, kernels::Arch::blackwell, false).sms == 24);
   CHECK(comm_kernel_sms(Dispatcher::hybridep, kernels::Arch::blackwell, false).sms == 16);
+  CHECK(comm_kernel_sms(Dispatcher::hybridep, kernels::Arch::blackwell, false, true).sms == 32);  // CM020, NVL72
+  CHECK(comm_kernel_sms(Dispatcher::hybridep, kernels::Arch::blackwell, true, true).sms == 8);    // over RDMA
   CHECK(comm_kernel_sms(Dispatcher::hybridep, kernels::Arch::hopper, true).sms == 8);
   CHECK(comm_kernel_sms(Dispatcher::alltoall, kernels::Arch::hopper, false).source.rfind("assumption", 0) == 0);
   CHECK(parse_dispatcher("deepep") == Dispatcher::deepep);
