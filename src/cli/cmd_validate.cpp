@@ -62,6 +62,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     std::vector<std::string> params;
     std::string kernel_model = "auto";
     std::string explain;
+    bool ladder = false;
     std::string trace;
   };
   auto args = std::make_shared<Args>();
@@ -71,6 +72,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
   sub->add_flag("--markdown", args->markdown, "Print the README accuracy table");
   sub->add_option("--param", args->params, "Override a general model parameter, name=value; repeatable");
   add_kernel_model_flag(*sub, args->kernel_model);
+  sub->add_flag("--ladder", args->ladder, "Also read consecutive rows as optimisation-ladder steps and say whether each predicted change has the measured direction");
   sub->add_option("--explain", args->explain, "Predict one row (by id) and print its full step report: breakdown, memory, layout");
   sub->add_option("--trace", args->trace, "With --explain: write the row's step as a Chrome trace / Perfetto JSON to FILE");
   sub->callback([&ctx, args] {
@@ -95,9 +97,20 @@ void add_validate_command(CLI::App& app, Context& ctx) {
       // Which kernel costs priced the rows travels with them (the validation JSON has no field of its own for it).
       auto j = nlohmann::ordered_json::parse(predict::to_json_text(result));
       j["kernel_model"] = kernel_model.why;
+      if (args->ladder) {
+        auto& steps = j["ladder"] = nlohmann::ordered_json::array();
+        for (const auto& st : predict::ladder_steps(result))
+          steps.push_back({{"from", st.from}, {"to", st.to}, {"measured_change_pct", st.measured_change_pct},
+                           {"predicted_change_pct", st.predicted_change_pct}, {"judged", st.judged},
+                           {"same_direction", st.same_direction}});
+      }
       ctx.out << j.dump(2) << "\n";
     } else {
       ctx.out << (args->markdown ? predict::to_markdown(result) : predict::to_text_table(result));
+      if (args->ladder) {
+        const auto text = predict::to_text_table(predict::ladder_steps(result));
+        ctx.out << (args->markdown ? "\n```\n" + text + "```\n" : "\n" + text);
+      }
       ctx.out << (args->markdown ? "\nKernel costs: " : "kernel model: ") << kernel_model.why << "\n";
     }
   });

@@ -214,6 +214,43 @@ ValidationResult validate_table(const config::CsvTable& table, const Resolvers& 
   return out;
 }
 
+std::vector<LadderStep> ladder_steps(const ValidationResult& r, double threshold_pct) {
+  std::vector<LadderStep> out;
+  for (std::size_t i = 1; i < r.rows.size(); ++i) {
+    const auto& a = r.rows[i - 1];
+    const auto& b = r.rows[i];
+    if (!a.predicted || !b.predicted || a.metric != b.metric) continue;
+    LadderStep s;
+    s.from = a.id;
+    s.to = b.id;
+    // A step-time metric improves downwards: compare rates (1 / time) so that "+" always means faster.
+    const bool time = b.metric == "step_time_s";
+    auto change = [time](double x, double y) { return 100.0 * (time ? x / y - 1 : y / x - 1); };
+    s.measured_change_pct = change(a.measured, b.measured);
+    s.predicted_change_pct = change(*a.predicted, *b.predicted);
+    s.judged = std::fabs(s.measured_change_pct) > threshold_pct;
+    s.same_direction = s.measured_change_pct * s.predicted_change_pct > 0;
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::string to_text_table(const std::vector<LadderStep>& steps) {
+  std::string out = "step              measured  predicted  direction\n";
+  int judged = 0, same = 0;
+  char line[160];
+  for (const auto& s : steps) {
+    const char* verdict = !s.judged ? "not judged (|measured| <= 3%)" : s.same_direction ? "same" : "WRONG";
+    std::snprintf(line, sizeof line, "%-6s -> %-6s %+8.1f%% %+9.1f%%  %s\n", s.from.c_str(), s.to.c_str(),
+                  s.measured_change_pct, s.predicted_change_pct, verdict);
+    out += line;
+    judged += s.judged ? 1 : 0;
+    same += s.judged && s.same_direction ? 1 : 0;
+  }
+  std::snprintf(line, sizeof line, "steps judged %d, predicted in the measured direction %d\n", judged, same);
+  return out + line;
+}
+
 std::string to_json_text(const ValidationResult& r) {
   nlohmann::ordered_json j;
   auto rows = nlohmann::ordered_json::array();

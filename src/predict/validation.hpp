@@ -62,6 +62,18 @@ struct RowCase {
 };
 RowCase case_from_row(const std::map<std::string, std::string>& row, const Resolvers& resolve, const PredictOptions& base = {});
 
+// Consecutive rows read as the steps of an optimisation ladder (each changes one thing): for every predicted row
+// after a predicted predecessor, the measured and predicted change and whether the prediction moves the same way.
+// Steps whose measurement moves by at most `threshold_pct` are not judged (the 3 %).
+struct LadderStep {
+  std::string from, to;
+  double measured_change_pct = 0, predicted_change_pct = 0;
+  bool judged = false;   // |measured change| > threshold
+  bool same_direction = false;
+};
+std::vector<LadderStep> ladder_steps(const ValidationResult& r, double threshold_pct = 3.0);
+std::string to_text_table(const std::vector<LadderStep>& steps);
+
 std::string to_json_text(const ValidationResult& r);
 std::string to_text_table(const ValidationResult& r);
 std::string to_markdown(const ValidationResult& r);  // the README's accuracy table

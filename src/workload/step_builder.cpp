@@ -580,9 +580,13 @@ kernels::DeviceRates device_rates(const topology::GpuSpec& gpu) {
                                            : kernels::Arch::blackwell;
   d.sms = gpu.sm_count;
   d.hbm_Bps = gpu.hbm_Bps;
-  d.bf16_flops = gpu.peak_flops(topology::MathDtype::bf16).value_or(0);
-  d.fp8_flops = gpu.peak_flops(topology::MathDtype::fp8).value_or(0);
-  d.fp4_flops = gpu.peak_flops(topology::MathDtype::fp4).value_or(0);
+  // A GPU that throttles its clocks under sustained load (its "sustained_math" calibration figure, a measured
+  // fraction of the short-burst rate) runs every math-bound kernel that much slower; HBM is not clocked down.
+  const auto* sustained = gpu.calibration.find("sustained_math");
+  const double math = sustained ? sustained->value_si : 1.0;
+  d.bf16_flops = math * gpu.peak_flops(topology::MathDtype::bf16).value_or(0);
+  d.fp8_flops = math * gpu.peak_flops(topology::MathDtype::fp8).value_or(0);
+  d.fp4_flops = math * gpu.peak_flops(topology::MathDtype::fp4).value_or(0);
   return d;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -133,4 +134,42 @@ TEST_CASE("JSON and text renderings of a validation result") {
   CHECK(text.find("B      skipped: why\n") != std::string::npos);
   CHECK(text.find("rows predicted 1, skipped 1; |error| median 25.0%, p90 25.0%, max 25.0%\n") != std::string::npos);
   CHECK(predict::to_markdown(r).find("| A | m | h | tflops_per_gpu | 200.0 | 250.0 | +25.0% |\n") != std::string::npos);
+}
+
+TEST_CASE("ladder steps: consecutive predicted rows, direction judged only beyond 3 %") {
+  predict::ValidationResult r;
+  auto add = [&](const char* id, const char* metric, double measured, std::optional<double> predicted) {
+    predict::ValidationRow v;
+    v.id = id;
+    v.metric = metric;
+    v.measured = measured;
+    v.predicted = predicted;
+    r.rows.push_back(v);
+  };
+  add("A", "tflops_per_gpu", 100, 200);
+  add("B", "tflops_per_gpu", 110, 210);  // +10 % measured, +5 % predicted: same direction
+  add("C", "tflops_per_gpu", 112, 200);  // +1.8 % measured: not judged
+  add("D", "tflops_per_gpu", 120, std::nullopt);  // skipped row: no step into or out of it
+  add("E", "tflops_per_gpu", 130, 190);
+  add("F", "step_time_s", 2.0, 1.0);     // another metric: no step from E
+  add("G", "step_time_s", 1.0, 1.25);    // time halves (+100 % rate), predicted 25 % slower: wrong
+  const auto steps = predict::ladder_steps(r);
+  REQUIRE(steps.size() == 3);
+  CHECK(steps[0].from == "A");
+  CHECK(steps[0].to == "B");
+  CHECK(steps[0].measured_change_pct == doctest::Approx(10.0).epsilon(1e-12));
+  CHECK(steps[0].predicted_change_pct == doctest::Approx(5.0).epsilon(1e-12));
+  CHECK(steps[0].judged);
+  CHECK(steps[0].same_direction);
+  CHECK(steps[1].to == "C");
+  CHECK_FALSE(steps[1].judged);
+  CHECK(steps[2].from == "F");
+  CHECK(steps[2].measured_change_pct == doctest::Approx(100.0).epsilon(1e-12));
+  CHECK(steps[2].predicted_change_pct == doctest::Approx(-20.0).epsilon(1e-12));
+  CHECK(steps[2].judged);
+  CHECK_FALSE(steps[2].same_direction);
+  const auto text = predict::to_text_table(steps);
+  CHECK(text.find("A      -> B         +10.0%      +5.0%  same\n") != std::string::npos);
+  CHECK(text.find("F      -> G        +100.0%     -20.0%  WRONG\n") != std::string::npos);
+  CHECK(text.find("steps judged 2, predicted in the measured direction 1\n") != std::string::npos);
 }

@@ -322,3 +322,14 @@ TEST_CASE("a sliding-window layer's core attention costs what a window of that m
   const double t_window = f.model->seconds(a, dev);
   CHECK(full.attention.fwd.seconds - windowed.attention.fwd.seconds == doctest::Approx(t_full - t_window).epsilon(1e-9));
 }
+
+TEST_CASE("device rates: a GPU's sustained-clock figure derates its math peaks, not its HBM") {
+  const auto& b200 = systems().system("dgx-b200").gpu;
+  const auto r = rates("dgx-b200");
+  CHECK(r.bf16_flops == doctest::Approx(0.853 * *b200.peak_flops(topology::MathDtype::bf16)).epsilon(1e-12));
+  CHECK(r.fp8_flops == doctest::Approx(0.853 * *b200.peak_flops(topology::MathDtype::fp8)).epsilon(1e-12));
+  CHECK(r.hbm_Bps == b200.hbm_Bps);
+  // GB200 has no sustained-clock measurement: its datasheet peak stands.
+  const auto& gb200 = systems().system("gb200-nvl72").gpu;
+  CHECK(rates("gb200-nvl72").bf16_flops == *gb200.peak_flops(topology::MathDtype::bf16));
+}
