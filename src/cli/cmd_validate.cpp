@@ -33,7 +33,6 @@ void explain_row(Context& ctx, const config::CsvTable& table, const predict::Res
     if (it->second != id) continue;
     auto rc = predict::case_from_row(row, r, base);
     if (!rc.c) throw ConfigError({{table.file, "", "row " + id + " cannot be predicted: " + rc.skipped}});
-    rc.options.host_breakdown = true;
     rc.options.keep_timeline = !trace.empty();
     const auto p = predict::predict_step(*rc.c, rc.options);
     if (!trace.empty()) {

@@ -35,6 +35,29 @@ std::string layout_summary(const layout::Layout& l) {
   return s;
 }
 
+namespace {
+
+// Intervals during which a GPU op of `rank` was held by the host: the op started the moment the host finished
+// launching it, later than both its stream's previous op and all its dependencies had finished. The
+// part of these intervals in which nothing ran on the GPU is the host share of the step.
+std::vector<engine::Interval> host_waits(const workload::OpGraph& g, const engine::SimResult& result, int rank) {
+  std::vector<engine::Interval> waits;
+  std::map<workload::Stream, Picoseconds> stream_free;
+  for (const auto& op : g.ops()) {
+    if (op.rank != rank || op.stream == workload::Stream::host) continue;
+    const auto& t = result.ops[static_cast<std::size_t>(op.id)];
+    Picoseconds ready = stream_free[op.stream];
+    for (const auto d : op.deps) ready = std::max(ready, result.ops[static_cast<std::size_t>(d)].end);
+    stream_free[op.stream] = std::max(stream_free[op.stream], t.end);
+    // Held by the host: busy launching this op or earlier ones, or blocked in a sync, after the op was ready.
+    if (t.start == t.issued && t.issued > ready) waits.push_back({ready, t.issued});
+  }
+  engine::normalize(waits);
+  return waits;
+}
+
+}  // namespace
+
 Prediction predict_step(const Case& c, const PredictOptions& options) {
   const auto facts = memory::model_facts(c.model);
   layout::validate(c.layout, facts);
@@ -52,15 +75,6 @@ Prediction predict_step(const Case& c, const PredictOptions& options) {
   auto w = std::make_unique<workload::StepWorkload>(workload::build_step(in));
   auto result = std::make_unique<engine::SimResult>(simulate(*w));
 
-  // Counterfactual for the host share: the same step with free launches (a full-iteration graph removes
-  // launches and syncs).
-  layout::Layout free_host = c.layout;
-  free_host.cuda_graph = layout::CudaGraph::full;
-  workload::StepParams no_launch = options.params;
-  no_launch.graph_launch_us = 0;
-  workload::StepInputs in_free{c.model, free_host, stages, c.system, *kernels, no_launch, &mem};
-  const double t_free = options.host_breakdown ? ps_to_seconds(simulate(workload::build_step(in_free)).makespan)
-                                               : ps_to_seconds(result->makespan);
 
   report::StepReport r;
   r.model = c.model.name;
@@ -90,8 +104,9 @@ Prediction predict_step(const Case& c, const PredictOptions& options) {
 
   // Breakdown on the rank with the most compute (the one that sets the pace), as disjoint shares of the step:
   // compute, then optimizer, then exposed communication by group in the order ep, tp, cp, pp, dp (time a group
-  // is busy while nothing before it in that order runs), then idle time split into host (the step minus the same
-  // step with free launches, at most the idle time) and bubble (the rest: pipeline fill/drain, waits).
+  // is busy while nothing before it in that order runs), then idle time split into host (idle while a GPU op
+  // that was otherwise ready waited for its launch, see host_waits) and bubble (the rest: pipeline fill/drain,
+  // waits for other ranks).
   const auto& g = w->graph;
   int critical = 0;
   for (std::size_t i = 1; i < result->ranks.size(); ++i)
@@ -115,7 +130,7 @@ Prediction predict_step(const Case& c, const PredictOptions& options) {
   r.breakdown["optimizer"] = take("optimizer");
   for (const char* cat : {"ep", "tp", "cp", "pp", "dp"}) r.breakdown[std::string("exposed_") + cat] = take(cat);
   const double idle = std::max(0.0, r.step_time_s - ps_to_seconds(engine::measure(covered)));
-  r.breakdown["host"] = std::min(idle, std::max(0.0, r.step_time_s - t_free));
+  r.breakdown["host"] = std::min(idle, ps_to_seconds(engine::measure_outside(host_waits(g, *result, critical), covered)));
   r.breakdown["bubble"] = idle - r.breakdown["host"];
   r.critical_pp_rank = critical;
   r.simulated_ops = g.ops().size();

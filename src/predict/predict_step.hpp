@@ -27,7 +27,6 @@ struct PredictOptions {
   const kernels::KernelCostModel* kernels = nullptr;  // nullptr = the built-in roofline model
   workload::StepParams params;
   bool keep_timeline = false;            // keep the op graph and timings (for --trace)
-  bool host_breakdown = true;            // simulate a second, launch-free step to attribute host time
 };
 
 struct Prediction {

@@ -164,7 +164,6 @@ RowCase case_from_row(const std::map<std::string, std::string>& row, const Resol
     rc.options.check_memory = false;
     rc.options.flops_convention = convention_of(col(row, "framework"));
     rc.options.keep_timeline = false;
-    rc.options.host_breakdown = false;
     rc.c = std::move(c);
   } catch (const Error& e) {
     std::string what = e.what();

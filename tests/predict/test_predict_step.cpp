@@ -200,3 +200,21 @@ TEST_CASE("layout_summary names the parallel sizes and the stack") {
         "TP1 PP2 VPP2 EP32 DP32 MBS1 GBS256 seq4096 mxfp8 hybridep, recompute selective: moe_act, cuda graph partial, "
         "a2a overlap");
 }
+
+TEST_CASE("host share: GPU idle time while ready ops waited for their launch; grows with host costs, vanishes in a full graph") {
+  predict::PredictOptions o;
+  const auto base = predict::predict_step(h100x8(), o).report;
+  CHECK(base.breakdown.at("host") > 0);  // the small eager case is partly host-bound (golden)
+  o.params.te_module_host_us = 500;
+  const auto slow = predict::predict_step(h100x8(), o).report;
+  CHECK(slow.breakdown.at("host") > base.breakdown.at("host") + 0.01);
+  CHECK(slow.step_time_s > base.step_time_s);
+  // host + bubble is the rank's idle time: never more than the step.
+  double total = 0;
+  for (const auto& [k, v] : slow.breakdown) total += v;
+  CHECK(total == doctest::Approx(slow.step_time_s).epsilon(1e-9));
+  auto graphed = h100x8();
+  graphed.layout.cuda_graph = layout::CudaGraph::full;
+  const auto full = predict::predict_step(graphed, o).report;
+  CHECK(full.breakdown.at("host") <= 5e-6);  // at most the one graph launch before the first kernel
+}

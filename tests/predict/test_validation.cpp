@@ -40,10 +40,9 @@ predict::ValidationResult validate(const std::string& body) {
 }  // namespace
 
 TEST_CASE("a predictable row: the prediction is predict_step's, with the row's metric") {
-  // What validate does to the case: no memory check, no host counterfactual (it does not change step time).
+  // What validate does to the case: no memory check.
   predict::PredictOptions o;
   o.check_memory = false;
-  o.host_breakdown = false;
   const auto expected = predict::predict_step(test::h100x8(), o).report;
 
   const auto r = validate(row("A", "tflops_per_gpu", "300") + row("B", "tokens_per_sec_per_gpu", "100000") +
