@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "comm/calibration.hpp"
 #include "comm/expert_dispatch.hpp"
 #include "kernels/kernel_cost_model.hpp"
 #include "model/model_loader.hpp"
@@ -332,4 +333,28 @@ TEST_CASE("device rates: a GPU's sustained-clock figure derates its math peaks, 
   // GB200 has no sustained-clock measurement: its datasheet peak stands.
   const auto& gb200 = systems().system("gb200-nvl72").gpu;
   CHECK(rates("gb200-nvl72").bf16_flops == *gb200.peak_flops(topology::MathDtype::bf16));
+}
+
+// DeepSeek's released H800 trace (moe-modeling.md §9): EP64 over 8 nodes, TP1, 4096 tokens per GPU, FP8,
+// DeepEP V1 normal kernels. Its forward FP8 dispatch took 3.1-3.6 ms and its combine 5.8-6.5 ms per layer. The
+// DeepEP factors come from DeepEP's own benchmark rows (CM001, CM004), not from this trace.
+TEST_CASE("DeepSeek H800 trace anchor: DeepEP dispatch and combine per layer within the trace's measured ranges") {
+  Fixture f;
+  const auto ds = load("deepseek-v3");
+  const auto dev = rates("hgx-h800");
+  auto l = base_layout(64);
+  l.precision = layout::Precision::fp8_blockwise;
+  l.dispatcher = layout::Dispatcher::deepep;
+  const workload::CostContext ctx{*f.model, dev};
+  const auto c = workload::layer_costs(ds, true, l, ctx, comm::GroupShape{64, 8});
+  REQUIRE(c.ep_problem.tokens_per_rank == 4096);
+  const auto& system = systems().system("hgx-h800");
+  const auto fabric = comm::builtin_fabric(kernels::Arch::hopper, system.gpu.nvlink_Bps_per_direction,
+                                           system.scale_out.nic.Bps_per_direction * system.scale_out.nics_per_gpu);
+  const auto d = comm::dispatch_cost(comm::Dispatcher::deepep, c.ep_problem, comm::Phase::dispatch, fabric);
+  const auto k = comm::dispatch_cost(comm::Dispatcher::deepep, c.ep_problem, comm::Phase::combine, fabric);
+  CHECK(d.seconds >= 3.1e-3);
+  CHECK(d.seconds <= 3.6e-3);
+  CHECK(k.seconds >= 5.8e-3);
+  CHECK(k.seconds <= 6.5e-3);
 }
