@@ -15,13 +15,17 @@ struct Terms {
   double bandwidth() const { return std::max(up, out); }
 };
 
-// A ring of `bytes` per rank: inside one domain it runs at the NVLink rate; a flat ring across domains runs at its
-// slowest hop, so the whole time is charged to the bottleneck class (the other class is paced by it).
+// A ring of `bytes` per rank. Across N domains, N of the n hops cross; NCCL runs several rings (channels), each
+// crossing through different GPUs, so the crossings spread over every member's NIC: each rank's NIC carries the
+// crossing share N/n of the ring bytes (wire_bytes' split) while the rest moves over NVLink, concurrently.
+// (A single flat ring would be NIC-bound on all of its bytes; 2-node H100 all-reduce reaches ~440 GB/s busbw
+// [S17], far above one 50 GB/s NIC, so NCCL does not behave like that.)
 Terms ring_terms(const GroupShape& g, double bytes, double size, double latency, const Fabric& f) {
   const double up = f.scale_up.bandwidth_Bps * f.efficiency.ring_scale_up.at(size);
   if (g.single_domain()) return {latency, bytes / up, 0};
   const double out = f.scale_out.bandwidth_Bps * f.efficiency.ring_scale_out.at(size);
-  return up <= out ? Terms{latency, bytes / up, 0} : Terms{latency, 0, bytes / out};
+  const double cross = static_cast<double>(g.domains()) / g.ranks;
+  return {latency, bytes * (1 - cross) / up, bytes * cross / out};
 }
 
 // One pass of a ring over n ranks on N domains: n-1 steps, N-1 of them across domains.

@@ -5,8 +5,9 @@
 //   time = latency + wire bytes on the bottleneck link class / (nominal bandwidth x achieved efficiency(size))
 // Ring all-gather / reduce-scatter of S (the full, gathered size; nccl-tests convention), n ranks on N domains:
 //   latency = base + (n - N) a_up + (N - 1) a_out;   bandwidth term = (n-1)/n S / B_ring
-// Ring all-reduce of S: twice both terms (2(n-1) steps, 2(n-1)/n S). B_ring = B_up e_up(S) in one domain, else
-//   min(B_up e_up(S), B_out e_out(S)): a flat ring runs at its slowest hop.
+// Ring all-reduce of S: twice both terms (2(n-1) steps, 2(n-1)/n S). Across N domains the crossing share N/n of
+//   the ring bytes goes over each rank's NIC (NCCL's channels cross through different GPUs) and the rest over
+//   NVLink, concurrently: bandwidth term = max(bytes (1 - N/n) / (B_up e_up), bytes N/n / (B_out e_out)).
 // Tree all-reduce: chain inside each domain, binary tree across domains, pipelined:
 //   latency = base + 2 ((g-1) a_up + ceil(log2 N) a_out); bandwidth term = max(S / B_up e, S / (g B_out e)).
 // NVLS (NVLink SHARP, one NVSwitch domain only): latency = nvls_latency;
@@ -43,8 +44,8 @@ struct CollectiveCost {
   double seconds = 0;      // latency_s + bandwidth_s
   double latency_s = 0;
   double bandwidth_s = 0;  // max(scale_up_s, scale_out_s)
-  // Time each link class needs alone (bytes on it / achieved rate); the classes run concurrently. A flat ring
-  // across domains charges its whole time to the bottleneck class. The engine's flows are sized from these.
+  // Time each link class needs alone (bytes on it / achieved rate); the classes run concurrently. The engine's
+  // flows are sized from these.
   double scale_up_s = 0, scale_out_s = 0;
   WireBytes sent;          // per rank
 };

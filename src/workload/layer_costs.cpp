@@ -229,6 +229,15 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     c.experts.fwd += k.mem(act_bytes, "swiglu");
     c.experts.dgrad += k.mem(act_bytes * 2, "swiglu_bwd");
     add(c.experts, k.grouped(tokens, h, f_local));
+    if (m.ffn.linear_bias) {
+      // Expert biases (GPT-OSS): cuBLAS grouped GEMM has no bias epilogue, so TE adds the bias and reduces dbias
+      // in separate kernels over fc1's and fc2's outputs (TransformerEngine issue #2766; fused only by TE PR #2885,
+      // 2026-04, assumed absent from the measured containers).
+      const double copies = static_cast<double>(t_rank) * topk * kBf16;
+      const double out1 = copies * gated * f_local, out2 = copies * h;
+      c.experts.fwd += k.internal(2 * (out1 + out2), "expert_bias_add", 2);
+      c.experts.wgrad += k.internal(out1 + out2, "expert_dbias", 2);
+    }
 
     c.post_combine.fwd += k.mem(static_cast<double>(t_rank) * topk * h * kBf16 * 2, "unpermute", 2);
     c.post_combine.dgrad += k.mem(static_cast<double>(t_rank) * topk * h * kBf16 * 2, "unpermute_bwd", 2);

@@ -23,13 +23,15 @@ TEST_CASE("--param changes the prediction in the expected direction") {
   REQUIRE(slow_host.code == 0);
   CHECK(step_time(slow_host) > step_time(base));
   // EP16 over two DGX nodes: half of the all-to-all crosses the NICs and sets its pace, so a lower achieved NIC
-  // rate slows the step, while the NVLink half (a 9x faster port) does not.
+  // rate slows the step much more than the same cut on the 9x faster NVLink port (which only the intra-node
+  // share of the DP rings and the all-to-all use).
   const auto slow_nic = run_cli(small_case({"--param", "scale_out_efficiency_scale=0.4"}));
   REQUIRE(slow_nic.code == 0);
   CHECK(step_time(slow_nic) > step_time(base) * 1.05);
   const auto slow_nvlink = run_cli(small_case({"--param", "scale_up_efficiency_scale=0.4"}));
   REQUIRE(slow_nvlink.code == 0);
-  CHECK(step_time(slow_nvlink) == doctest::Approx(step_time(base)).epsilon(1e-3));
+  CHECK(step_time(slow_nvlink) >= step_time(base));
+  CHECK(step_time(slow_nvlink) - step_time(base) < 0.25 * (step_time(slow_nic) - step_time(base)));
 }
 
 // This case is communication-bound (EP16 over two nodes): host costs must exceed its GPU time to show.

@@ -37,11 +37,18 @@ TEST_CASE("ring all-reduce in one domain is the textbook 2(n-1)/n S / bw plus la
   }
 }
 
-TEST_CASE("a ring across domains runs at its slowest hop and pays the network step latency per crossing") {
+TEST_CASE("a ring across domains spreads its crossings over every member's NIC and pays the network step latency per crossing") {
   const Fabric f = ideal();
   const double S = 1e9;
   const auto c = collective_cost({Collective::all_reduce, Algorithm::ring, {16, 8}, S}, f);
-  CHECK(c.bandwidth_s == doctest::Approx(2.0 * 15 / 16 * S / 50e9));
+  // 2 of 16 hops cross: 2/16 of the ring bytes per NIC, 14/16 over NVLink; the NIC share sets the pace here.
+  CHECK(c.scale_out_s == doctest::Approx(2.0 * 15 / 16 * S * 2 / 16 / 50e9));
+  CHECK(c.scale_up_s == doctest::Approx(2.0 * 15 / 16 * S * 14 / 16 / 400e9));
+  CHECK(c.bandwidth_s == c.scale_out_s);
+  // One member per domain: every hop crosses and all bytes go over the NIC.
+  const auto spread = collective_cost({Collective::all_gather, Algorithm::ring, {4, 1}, S}, f);
+  CHECK(spread.bandwidth_s == doctest::Approx(0.75 * S / 50e9));
+  CHECK(spread.scale_up_s == 0);
   CHECK(c.latency_s == doctest::Approx(8e-6 + 2 * (14 * 2e-6 + 1 * 10e-6)));
   CHECK(c.sent.scale_out == doctest::Approx(2.0 * 15 / 16 * S * 2 / 16));
   CHECK(c.sent.scale_up + c.sent.scale_out == doctest::Approx(2.0 * 15 / 16 * S));
@@ -115,10 +122,10 @@ TEST_CASE("per-class times: the bandwidth term is the larger; each class alone i
   CHECK(a2a.scale_up_s == doctest::Approx(S * 7 / 16 / 400e9).epsilon(1e-12));
   CHECK(a2a.scale_out_s == doctest::Approx(S * 8 / 16 / 50e9).epsilon(1e-12));
   CHECK(a2a.bandwidth_s == std::max(a2a.scale_up_s, a2a.scale_out_s));
-  // A flat ring across domains charges its whole time to the slower class (the NIC here), none to NVLink.
+  // A ring across two domains: its crossing share (2 of 16 hops) over the NIC, the rest over NVLink.
   const auto ring = collective_cost({Collective::all_gather, Algorithm::ring, {16, 8}, S}, f);
-  CHECK(ring.scale_up_s == 0);
-  CHECK(ring.scale_out_s == doctest::Approx(15.0 / 16 * S / 50e9).epsilon(1e-12));
+  CHECK(ring.scale_up_s == doctest::Approx(15.0 / 16 * S * 14 / 16 / 400e9).epsilon(1e-12));
+  CHECK(ring.scale_out_s == doctest::Approx(15.0 / 16 * S * 2 / 16 / 50e9).epsilon(1e-12));
   CHECK(ring.bandwidth_s == ring.scale_out_s);
   // Inside one domain only NVLink is used.
   const auto one = collective_cost({Collective::reduce_scatter, Algorithm::ring, {8, 8}, S}, f);
