@@ -1,6 +1,7 @@
 #include "workload/comm_costs.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "comm/calibration.hpp"
 
@@ -23,6 +24,21 @@ LinkDemand CommCostModel::collective(const comm::CollectiveSpec& spec) const {
   // NCCL's channel SMs: comm/'s figure for its (NCCL) all-to-all stands for every NCCL collective.
   const int sms = comm::comm_kernel_sms(comm::Dispatcher::alltoall, arch_, !spec.group.single_domain()).sms;
   return demand(c.latency_s, c.scale_up_s, c.scale_out_s, sms);
+}
+
+LinkDemand CommCostModel::nccl(comm::Collective op, const comm::GroupShape& group, double bytes) const {
+  std::vector<comm::Algorithm> candidates{comm::Algorithm::ring};
+  if (op == comm::Collective::all_reduce) candidates.push_back(comm::Algorithm::tree);
+  if ((op == comm::Collective::all_reduce || op == comm::Collective::all_gather) && group.single_domain())
+    candidates.push_back(comm::Algorithm::nvls);
+  comm::CollectiveSpec best{op, comm::Algorithm::ring, group, bytes};
+  double best_s = comm::collective_cost(best, fabric_).seconds;
+  for (const auto a : candidates) {
+    const comm::CollectiveSpec spec{op, a, group, bytes};
+    const double t = comm::collective_cost(spec, fabric_).seconds;
+    if (t < best_s) best = spec, best_s = t;  // ties keep the earlier (ring first)
+  }
+  return collective(best);
 }
 
 LinkDemand CommCostModel::dispatch(comm::Dispatcher d, const comm::DispatchProblem& p, comm::Phase phase) const {

@@ -170,12 +170,14 @@ class Builder {
 
   comm::GroupShape shape_of(const GroupPlacement& g) const { return group_shape(g.size, g.domains); }
 
-  // A ring collective over a group moving `wire_bytes` per GPU (an all-gather or reduce-scatter of the full size
-  // n/(n-1) x wire_bytes in NCCL's convention; both cost the same in comm/).
-  CommSpec ring(Stream stream, const char* cat, const char* name, const GroupPlacement& g, double wire_bytes) const {
+  // An all-gather or reduce-scatter over a group moving `wire_bytes` per GPU (the full size is n/(n-1) x
+  // wire_bytes in NCCL's convention), with the algorithm NCCL would pick. `op` reduce_scatter keeps it on a ring
+  // (comm/ does not model NVLS reduce-scatter); mixed AG + RS traffic (TP with SP) is priced as reduce-scatter.
+  CommSpec gather_scatter(Stream stream, const char* cat, const char* name, const GroupPlacement& g, double wire_bytes,
+                          comm::Collective op) const {
     const auto shape = shape_of(g);
     const double full = shape.ranks > 1 ? wire_bytes * shape.ranks / (shape.ranks - 1) : 0;
-    return {stream, cat, name, comm_.collective({comm::Collective::all_gather, comm::Algorithm::ring, shape, full})};
+    return {stream, cat, name, comm_.nccl(op, shape, full)};
   }
 
   // One EP exchange. The forward dispatch moves the dispatch element size; the combine and both backward
@@ -204,7 +206,7 @@ class Builder {
     const auto& c = *r.cost;
     if (before_attention && c.cp_fwd_bytes > 0) {
       const auto g = placement_of(layout::Dim::cp);
-      auto s = ring(Stream::tp_comm, "cp", "cp_kv_exchange", g, c.cp_fwd_bytes);
+      auto s = gather_scatter(Stream::tp_comm, "cp", "cp_kv_exchange", g, c.cp_fwd_bytes, comm::Collective::reduce_scatter);
       // Ring attention overlaps the K/V exchange with the attention kernels: the exchange runs beside the
       // attention block and the next block waits for both.
       cp_pending_ = comm(r.rank, s, {r.chain->last}, r.layer, r.mb, Phase::fwd);
@@ -212,7 +214,7 @@ class Builder {
     }
     if (!before_attention && c.tp_fwd_bytes > 0) {
       const auto g = placement_of(layout::Dim::tp);
-      r.chain->last = comm(r.rank, ring(Stream::tp_comm, "tp", "tp_sp_collectives", g, c.tp_fwd_bytes), {r.chain->last}, r.layer, r.mb, Phase::fwd);
+      r.chain->last = comm(r.rank, gather_scatter(Stream::tp_comm, "tp", "tp_sp_collectives", g, c.tp_fwd_bytes, comm::Collective::reduce_scatter), {r.chain->last}, r.layer, r.mb, Phase::fwd);
     }
   }
 
@@ -287,7 +289,7 @@ class Builder {
     if (!r.moe) {
       if (r.cost->tp_bwd_bytes > 0) {
         const auto g = placement_of(layout::Dim::tp);
-        r.chain->last = comm(r.rank, ring(Stream::tp_comm, "tp", "tp_sp_collectives_bwd", g, r.cost->tp_bwd_bytes / 2), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
+        r.chain->last = comm(r.rank, gather_scatter(Stream::tp_comm, "tp", "tp_sp_collectives_bwd", g, r.cost->tp_bwd_bytes / 2, comm::Collective::reduce_scatter), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
       }
       return -1;
     }
@@ -322,12 +324,12 @@ class Builder {
     if (c.tp_bwd_bytes > 0) {
       const auto g = placement_of(layout::Dim::tp);
       const double bytes = r.moe ? c.tp_bwd_bytes : c.tp_bwd_bytes / 2;
-      r.chain->last = comm(r.rank, ring(Stream::tp_comm, "tp", "tp_sp_collectives_bwd", g, bytes), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
+      r.chain->last = comm(r.rank, gather_scatter(Stream::tp_comm, "tp", "tp_sp_collectives_bwd", g, bytes, comm::Collective::reduce_scatter), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
     }
     compute(r.rank, c.attention.dgrad, "attention_dgrad", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, true);
     if (c.cp_bwd_bytes > 0) {
       const auto g = placement_of(layout::Dim::cp);
-      r.chain->last = comm(r.rank, ring(Stream::tp_comm, "cp", "cp_kv_exchange_bwd", g, c.cp_bwd_bytes), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
+      r.chain->last = comm(r.rank, gather_scatter(Stream::tp_comm, "cp", "cp_kv_exchange_bwd", g, c.cp_bwd_bytes, comm::Collective::reduce_scatter), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
     }
     compute(r.rank, c.attention.wgrad, "attention_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, true);
   }
@@ -479,9 +481,9 @@ class Builder {
     for (int c = 0; c < in_.stages.vpp; ++c) {
       OpId last = -1;
       if (dense_g.size > 1)
-        last = comm(rank, ring(Stream::dp_comm, "dp", "dp_param_allgather", dense_g, cp.dense * param_b * (dense_g.size - 1) / dense_g.size), {}, -1, -1, Phase::fwd);
+        last = comm(rank, gather_scatter(Stream::dp_comm, "dp", "dp_param_allgather", dense_g, cp.dense * param_b * (dense_g.size - 1) / dense_g.size, comm::Collective::all_gather), {}, -1, -1, Phase::fwd);
       if (expert_g.size > 1 && cp.expert > 0)
-        last = comm(rank, ring(Stream::dp_comm, "dp", "edp_param_allgather", expert_g, cp.expert * param_b * (expert_g.size - 1) / expert_g.size), {last}, -1, -1, Phase::fwd);
+        last = comm(rank, gather_scatter(Stream::dp_comm, "dp", "edp_param_allgather", expert_g, cp.expert * param_b * (expert_g.size - 1) / expert_g.size, comm::Collective::all_gather), {last}, -1, -1, Phase::fwd);
       if (last >= 0) param_gather_[{rank, c}] = last;
     }
 
@@ -520,9 +522,9 @@ class Builder {
     for (int c = 0; c < in_.stages.vpp; ++c) {
       OpId last = last_bwd_[c];
       if (dense_g.size > 1)
-        last = comm(rank, ring(Stream::dp_comm, "dp", "dp_grad_reduce_scatter", dense_g, cp.dense * grad_b * (dense_g.size - 1) / dense_g.size), {last}, -1, -1, Phase::bwd_wgrad);
+        last = comm(rank, gather_scatter(Stream::dp_comm, "dp", "dp_grad_reduce_scatter", dense_g, cp.dense * grad_b * (dense_g.size - 1) / dense_g.size, comm::Collective::reduce_scatter), {last}, -1, -1, Phase::bwd_wgrad);
       if (expert_g.size > 1 && cp.expert > 0)
-        last = comm(rank, ring(Stream::dp_comm, "dp", "edp_grad_reduce_scatter", expert_g, cp.expert * grad_b * (expert_g.size - 1) / expert_g.size), {last}, -1, -1, Phase::bwd_wgrad);
+        last = comm(rank, gather_scatter(Stream::dp_comm, "dp", "edp_grad_reduce_scatter", expert_g, cp.expert * grad_b * (expert_g.size - 1) / expert_g.size, comm::Collective::reduce_scatter), {last}, -1, -1, Phase::bwd_wgrad);
       reduces.push_back(last);
     }
     // Embedding-gradient sync between the first and the last stage when both hold the embedding (MTP or tied).
@@ -533,8 +535,7 @@ class Builder {
       // First and last stage: a two-member all-reduce, across domains when the pipeline's ends are.
       const bool ends_cross = layout::domain_of(0, domain_) != layout::domain_of(l_.gpus - 1, domain_);
       const comm::GroupShape ends{2, ends_cross ? 1 : 2};
-      const CommSpec s{Stream::dp_comm, "dp", "embedding_grad_allreduce",
-                       comm_.collective({comm::Collective::all_reduce, comm::Algorithm::ring, ends, bytes})};
+      const CommSpec s{Stream::dp_comm, "dp", "embedding_grad_allreduce", comm_.nccl(comm::Collective::all_reduce, ends, bytes)};
       reduces.push_back(comm(rank, s, {reduces.empty() ? -1 : reduces.back()}, -1, -1, Phase::bwd_wgrad));
     }
     // Adam on the local shard: read and write master weights, two moments, the gradient, write the weight.
