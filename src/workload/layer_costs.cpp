@@ -73,14 +73,14 @@ class Costing {
     return {ctx_.kernels.seconds(mb, ctx_.device), kernels, 0};
   }
   Block cast(I elements) const { return internal(static_cast<double>(elements) * (kBf16 + 1.0), "quantize"); }
-  // Core attention: one TE attention module call forward, one backward.
-  BlockCost attention(const kernels::AttentionShape& s) const {
+  // Core attention: one TE attention module call forward, one backward; `share` of the kernels' work is this GPU's.
+  BlockCost attention(const kernels::AttentionShape& s, double share) const {
     kernels::AttentionFwd f;
     static_cast<kernels::AttentionShape&>(f) = s;
     kernels::AttentionBwd b;
     static_cast<kernels::AttentionShape&>(b) = s;
-    return {{ctx_.kernels.seconds(f, ctx_.device), 1, module_host(true)},
-            {ctx_.kernels.seconds(b, ctx_.device), 1, module_host(true)},
+    return {{share * ctx_.kernels.seconds(f, ctx_.device), 1, module_host(true)},
+            {share * ctx_.kernels.seconds(b, ctx_.device), 1, module_host(true)},
             {}};
   }
   // The router's GEMM is a plain torch op (BF16).
@@ -114,8 +114,11 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
   add_fwd_bwd(c, k.mem(norm_bytes, "rmsnorm"), k.mem(norm_bytes * 1.5, "rmsnorm_bwd"));
   kernels::AttentionShape s;
   s.batch = l.mbs;
-  s.seq_q = l.seq / l.cp;
-  s.seq_kv = l.seq;  // with CP each rank's queries attend across the gathered keys (load-balanced halves)
+  // Megatron's context parallelism splits the sequence into 2 cp chunks and gives rank r chunks r and 2cp-1-r, so
+  // every rank does 1/cp of the whole causal attention: costed as the full-sequence kernel's time / cp (at the
+  // full length's efficiency). Giving a rank the last seq/cp queries instead would charge it up to 2x the work.
+  s.seq_q = l.seq;
+  s.seq_kv = l.seq;
   s.heads = a.num_attention_heads / tp;
   s.causal = true;
   s.window = window;  // a query attends to itself and the `window` keys before it
@@ -137,7 +140,7 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
     s.kv_heads = s.heads;
     s.d_qk = a.qk_head_dim();
     s.d_v = a.v_head_dim;
-    add(c, k.attention(s));
+    add(c, k.attention(s, 1.0 / l.cp));
     add(c, k.linear(t_full, h, nh * a.v_head_dim / tp));
   } else {
     const I q = a.num_attention_heads * a.head_dim, kv = a.num_query_groups * a.head_dim;
@@ -147,7 +150,7 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
     s.kv_heads = std::max<I>(1, a.num_query_groups / tp);
     s.d_qk = a.head_dim;
     s.d_v = a.head_dim;
-    add(c, k.attention(s));
+    add(c, k.attention(s, 1.0 / l.cp));
     add(c, k.linear(t_full, h, q / tp));
   }
   return c;

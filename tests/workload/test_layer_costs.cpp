@@ -358,3 +358,26 @@ TEST_CASE("DeepSeek H800 trace anchor: DeepEP dispatch and combine per layer wit
   CHECK(k.seconds >= 5.8e-3);
   CHECK(k.seconds <= 6.5e-3);
 }
+
+TEST_CASE("context parallelism: each rank does 1/cp of the whole causal attention (load-balanced chunks)") {
+  Fixture f;
+  const auto q = load("qwen3-30b-a3b");
+  const auto dev = rates("gb200-nvl72");
+  auto attention_kernel = [&](std::int64_t seq) {
+    kernels::AttentionFwd a;
+    a.batch = 1, a.seq_q = a.seq_kv = seq, a.heads = q.attention.num_attention_heads;
+    a.kv_heads = q.attention.num_query_groups, a.d_qk = a.d_v = q.attention.head_dim, a.causal = true;
+    return f.model->seconds(a, dev);
+  };
+  // CP4 over 32k tokens: the rank's projections, norms and RoPE see 8k tokens, exactly like a CP1 layout at 8k;
+  // its core attention is a quarter of the whole 32k causal attention (not the last 8k queries against 32k keys,
+  // which would be 1.75x that).
+  auto l = base_layout(8);
+  l.seq = 8192;
+  const auto cp1 = f.costs(q, true, l, dev);
+  const double others = cp1.attention.fwd.seconds - attention_kernel(8192);
+  l.seq = 32768;
+  l.cp = 4;
+  const auto cp4 = f.costs(q, true, l, dev);
+  CHECK(cp4.attention.fwd.seconds == doctest::Approx(others + attention_kernel(32768) / 4).epsilon(1e-12));
+}
