@@ -6,6 +6,7 @@
 //
 // JSON shape (all keys required, unknown keys are errors; every row names its source):
 //   { "source": "...", "hbm_fraction": 0.8, "kernel_fixed_us": 2.0, "grouped_gemm_overhead_rows": 123.5,
+//     "elementwise_hbm": [ {"arch": "hopper", "fraction": 0.31, "source": "..."} ],
 //     "gemm_ceilings": [ {"arch": "hopper", "dtype": "bf16", "fraction": 0.803, "source": "..."} ],
 //     "gemm_tilings":  [ {"arch": "hopper", "tile_m": 128, "tile_n": 256, "sms_per_tile": 1, "source": "..."} ],
 //     "attention":     [ {"arch": "hopper", "dtype": "bf16", "pass": "fwd", "ceiling_fraction": 0.73,
@@ -34,6 +35,13 @@ struct GemmTiling {
 };
 
 // Attention efficiency by key length s: fraction(s) = ceiling_fraction * s / (s + half_seq), of the dtype's peak.
+// Achieved fraction of datasheet HBM bandwidth of memory-bound kernels on one architecture.
+struct ElementwiseBandwidth {
+  Arch arch = Arch::hopper;
+  double fraction = 0;
+  std::string source;
+};
+
 struct AttentionCurve {
   Arch arch = Arch::hopper;
   DType dtype = DType::bf16;
@@ -54,6 +62,10 @@ struct KernelEfficiencyParams {
   double grouped_gemm_overhead_rows = 0;
   std::vector<AttentionCurve> attention;
   double hbm_fraction = 0;    // achieved fraction of datasheet HBM bandwidth for streaming kernels
+  // Per architecture where measured: what memory-bound kernels (norms, casts / quantisation, activations,
+  // permutes, optimizer) reach inside a training step; an architecture without an entry uses hbm_fraction.
+  std::vector<ElementwiseBandwidth> elementwise_hbm;
+  double elementwise_fraction(Arch a) const;
   double kernel_fixed_s = 0;  // device time every kernel pays regardless of size (ramp-up and tail)
 
   // Lookups; a missing row is a ConfigError naming `source` and the (arch, dtype) asked for.

@@ -74,7 +74,9 @@ KernelTimeBreakdown RooflineKernelCostModel::explain(const Kernel& kernel, const
   validate(device);
   KernelTimeBreakdown b;
   b.fixed_s = params_.kernel_fixed_s;
-  b.memory_s = hbm_bytes(kernel) / (device.hbm_Bps * params_.hbm_fraction);
+  const double fraction =
+      std::holds_alternative<MemoryBound>(kernel) ? params_.elementwise_fraction(device.arch) : params_.hbm_fraction;
+  b.memory_s = hbm_bytes(kernel) / (device.hbm_Bps * fraction);
   const double work = flops(kernel);
 
   struct Compute {

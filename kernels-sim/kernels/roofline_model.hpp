@@ -1,6 +1,7 @@
 #pragma once
 // RooflineKernelCostModel: time = fixed + max(compute, memory), where
-//   compute = FLOP / (peak(dtype) * efficiency) and memory = HBM bytes / (hbm_Bps * hbm_fraction).
+//   compute = FLOP / (peak(dtype) * efficiency) and memory = HBM bytes / (hbm_Bps * hbm_fraction), with
+//   the architecture's elementwise fraction (where measured) instead for memory-bound kernels.
 // Efficiency by kernel family (all parameters in KernelEfficiencyParams):
 //   GEMM          ceiling(arch, dtype) x tile utilisation: the output is cut into tile_m x tile_n tiles spread in
 //                 waves over sms / sms_per_tile units; padded tile rows/columns and the idle units of the last wave
@@ -22,7 +23,7 @@ namespace moesim::kernels {
 struct KernelTimeBreakdown {
   double seconds = 0;     // fixed + max(compute, memory)
   double compute_s = 0;   // FLOP / (peak * efficiency); 0 for memory-bound kernels
-  double memory_s = 0;    // bytes / (hbm * hbm_fraction)
+  double memory_s = 0;    // bytes / (hbm * hbm_fraction, or the elementwise fraction for memory-bound kernels)
   double fixed_s = 0;
   double efficiency = 0;  // achieved fraction of the dtype's peak inside the compute term (0 if none)
   bool memory_bound() const { return memory_s > compute_s; }
