@@ -239,7 +239,7 @@ std::string to_text_table(const std::vector<LadderStep>& steps) {
   int judged = 0, same = 0;
   char line[160];
   for (const auto& s : steps) {
-    const char* verdict = !s.judged ? "not judged (|measured| <= 3%)" : s.same_direction ? "same" : "WRONG";
+    const char* verdict = !s.judged ? "not judged (small measured change)" : s.same_direction ? "same" : "WRONG";
     std::snprintf(line, sizeof line, "%-6s -> %-6s %+8.1f%% %+9.1f%%  %s\n", s.from.c_str(), s.to.c_str(),
                   s.measured_change_pct, s.predicted_change_pct, verdict);
     out += line;

@@ -26,8 +26,8 @@ struct StepReport {
   std::string kernel_cost_model;    // which kernel costs were used ("roofline (built-in ...)", a fit, ...)
   // Seconds of the step on the critical simulated rank, disjoint and adding up to step_time_s: compute,
   // optimizer, exposed communication per group charged in priority order ep, tp, cp, pp, dp (time a group runs
-  // while nothing earlier in that order does), host (the step minus the same step with free launches and no
-  // syncs, at most the idle time), bubble (the rest of the idle time: pipeline fill/drain and waits).
+  // while nothing earlier in that order does), host (idle time while a ready GPU op waited for its launch or a
+  // sync), bubble (the rest of the idle time: pipeline fill/drain and waits for other ranks).
   std::map<std::string, double> breakdown;
   int critical_pp_rank = 0;
   std::vector<StageMemory> memory;

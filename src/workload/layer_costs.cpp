@@ -61,9 +61,10 @@ class Costing {
     return c;
   }
   // Eager memory-bound PyTorch ops touching `bytes` (read + write), `kernels` of them.
+  // Each modelled kernel here is issued by one eager PyTorch op.
   Block mem(double bytes, const char* name, int kernels = 1) const {
     Block b = internal(bytes, name, kernels);
-    b.host_s = kernels * ctx_.host.torch_op_s;
+    if (b.kernels > 0) b.host_s = kernels * ctx_.host.torch_op_s;
     return b;
   }
   // Memory-bound kernels issued inside a module (no host time of their own).
@@ -105,8 +106,15 @@ void add_fwd_bwd(BlockCost& into, const Block& fwd, const Block& bwd) {
   into.dgrad += bwd;
 }
 
+// The forward work selective recompute can redo inside the attention block.
+struct AttentionParts {
+  Block core;     // core attention kernel (core_attn)
+  Block up_proj;  // MLA: q and kv up-projections and RoPE (mla_up_proj)
+};
+
 // Per-layer attention. Tokens: `t_full` = tokens of the TP group (GEMM rows after the SP all-gather).
-BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, const Costing& k, I t_full, I window) {
+BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, const Costing& k, I t_full, I window,
+                          AttentionParts& parts) {
   const auto& a = m.attention;
   const I h = m.hidden_size, tp = l.tp;
   BlockCost c;
@@ -128,19 +136,27 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
     if (a.q_lora_rank > 0) {
       add(c, k.linear(t_full, a.q_lora_rank, h));
       add_fwd_bwd(c, k.mem(static_cast<double>(t_full) * a.q_lora_rank * kBf16 * 2, "q_norm"), k.mem(static_cast<double>(t_full) * a.q_lora_rank * kBf16 * 3, "q_norm_bwd"));
-      add(c, k.linear(t_full, nh * a.qk_head_dim() / tp, a.q_lora_rank));
+      const BlockCost q_up = k.linear(t_full, nh * a.qk_head_dim() / tp, a.q_lora_rank);
+      add(c, q_up);
+      parts.up_proj += q_up.fwd;
     } else {
       add(c, k.linear(t_full, nh * a.qk_head_dim() / tp, h));
     }
     add(c, k.linear(t_full, a.kv_lora_rank + a.qk_rope_head_dim, h));
     add_fwd_bwd(c, k.mem(static_cast<double>(t_full) * a.kv_lora_rank * kBf16 * 2, "kv_norm"), k.mem(static_cast<double>(t_full) * a.kv_lora_rank * kBf16 * 3, "kv_norm_bwd"));
-    add(c, k.linear(t_full, nh * (a.qk_nope_head_dim + a.v_head_dim) / tp, a.kv_lora_rank));
+    const BlockCost kv_up = k.linear(t_full, nh * (a.qk_nope_head_dim + a.v_head_dim) / tp, a.kv_lora_rank);
+    add(c, kv_up);
+    parts.up_proj += kv_up.fwd;
     const double rope = static_cast<double>(t_full) * nh / tp * a.qk_rope_head_dim * kBf16 * 4;
-    add_fwd_bwd(c, k.mem(rope, "rope", 2), k.mem(rope, "rope_bwd", 2));
+    const Block rope_fwd = k.mem(rope, "rope", 2);
+    add_fwd_bwd(c, rope_fwd, k.mem(rope, "rope_bwd", 2));
+    parts.up_proj += rope_fwd;
     s.kv_heads = s.heads;
     s.d_qk = a.qk_head_dim();
     s.d_v = a.v_head_dim;
-    add(c, k.attention(s, 1.0 / l.cp));
+    const BlockCost core = k.attention(s, 1.0 / l.cp);
+    add(c, core);
+    parts.core = core.fwd;
     add(c, k.linear(t_full, h, nh * a.v_head_dim / tp));
   } else {
     const I q = a.num_attention_heads * a.head_dim, kv = a.num_query_groups * a.head_dim;
@@ -150,7 +166,9 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
     s.kv_heads = std::max<I>(1, a.num_query_groups / tp);
     s.d_qk = a.head_dim;
     s.d_v = a.head_dim;
-    add(c, k.attention(s, 1.0 / l.cp));
+    const BlockCost core = k.attention(s, 1.0 / l.cp);
+    add(c, core);
+    parts.core = core.fwd;
     add(c, k.linear(t_full, h, q / tp));
   }
   return c;
@@ -197,7 +215,8 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
   const bool sp = l.uses_sequence_parallel();
   const double s_act = static_cast<double>(t_full) * h * kBf16;  // one full activation of the TP group
 
-  c.attention = attention_block(m, l, k, t_full, window > 0 ? window + 1 : 0);
+  AttentionParts parts;
+  c.attention = attention_block(m, l, k, t_full, window > 0 ? window + 1 : 0, parts);
   const double tp_coll = tp > 1 ? s_act * (tp - 1) / tp : 0;  // one SP all-gather or reduce-scatter
   const double tp_allreduce = 2 * tp_coll;                     // without SP
 
@@ -305,7 +324,10 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     c.recompute += c.shared.fwd;
     c.recompute += c.post_combine.fwd;
   } else if (r.granularity == layout::RecomputeGranularity::selective) {
-    if (r.has(RecomputeModule::core_attn) || r.has(RecomputeModule::mla_up_proj)) c.recompute += c.attention.fwd;
+    // core_attn redoes the attention kernel; mla_up_proj the MLA up-projections and RoPE (Megatron's output-
+    // discarding checkpoints of those modules).
+    if (r.has(RecomputeModule::core_attn)) c.recompute += parts.core;
+    if (r.has(RecomputeModule::mla_up_proj)) c.recompute += parts.up_proj;
     if (r.has(RecomputeModule::layernorm)) c.recompute += k.mem(norm_bytes * 2, "rmsnorm", 2);
     if (moe_layer) {
       if (r.has(RecomputeModule::moe)) {

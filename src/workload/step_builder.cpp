@@ -32,6 +32,7 @@ class Builder {
         ctx_{in.kernels, device_}, map_(l_),
         comm_(device_.arch, in.system.gpu.nvlink_Bps_per_direction,
               in.system.scale_out.nic.Bps_per_direction * in.system.scale_out.nics_per_gpu,
+              // assumption: a scale-up domain of more than 8 GPUs is a multi-node NVLink rack (NVL72)
               in.system.scale_up.domain_size > 8) {
     // Host costs: a --param override, else the system's calibration figure, else the x86 default.
     auto figure_us = [&](double param_us, const char* name, double fallback_us) {

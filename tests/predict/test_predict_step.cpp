@@ -209,10 +209,12 @@ TEST_CASE("host share: GPU idle time while ready ops waited for their launch; gr
   const auto slow = predict::predict_step(h100x8(), o).report;
   CHECK(slow.breakdown.at("host") > base.breakdown.at("host") + 0.01);
   CHECK(slow.step_time_s > base.step_time_s);
-  // host + bubble is the rank's idle time: never more than the step.
-  double total = 0;
-  for (const auto& [k, v] : slow.breakdown) total += v;
-  CHECK(total == doctest::Approx(slow.step_time_s).epsilon(1e-9));
+  // Host is a part of the rank's idle time, so bubble (the rest) is never negative.
+  double busy = 0;
+  for (const auto& [k, v] : slow.breakdown)
+    if (k != "host" && k != "bubble") busy += v;
+  CHECK(slow.breakdown.at("host") <= slow.step_time_s - busy + 1e-12);
+  CHECK(slow.breakdown.at("bubble") >= 0);
   auto graphed = h100x8();
   graphed.layout.cuda_graph = layout::CudaGraph::full;
   const auto full = predict::predict_step(graphed, o).report;

@@ -252,12 +252,19 @@ TEST_CASE("recompute policies add exactly the forward work they redo") {
       CHECK(c.experts.dgrad.seconds == with("none", moe).experts.dgrad.seconds);
     }
   }
-  SUBCASE("selective core_attn or mla_up_proj = the attention forward") {
-    for (const char* p : {"selective: core_attn", "selective: mla_up_proj"}) {
-      const auto c = with(p, true);
-      CHECK(c.recompute.seconds == c.attention.fwd.seconds);
-      CHECK(c.recompute.kernels == c.attention.fwd.kernels);
-    }
+  SUBCASE("selective core_attn = the attention kernel; mla_up_proj = the up-projections and RoPE") {
+    const auto core = with("selective: core_attn", true);
+    CHECK(core.recompute.kernels == 1);
+    CHECK(core.recompute.seconds > 0);
+    CHECK(core.recompute.seconds < core.attention.fwd.seconds);
+    const auto up = with("selective: mla_up_proj", true);
+    // q_up and kv_up (a GEMM and, in BF16, no cast each) and the two RoPE kernels.
+    CHECK(up.recompute.kernels == 4);
+    CHECK(up.recompute.seconds > 0);
+    const auto both = with("selective: core_attn,mla_up_proj", true);
+    CHECK(both.recompute.seconds == doctest::Approx(core.recompute.seconds + up.recompute.seconds).epsilon(1e-12));
+    // Both together are still less than the whole attention forward (norms, down- and output projections).
+    CHECK(both.recompute.seconds < both.attention.fwd.seconds);
   }
   SUBCASE("selective moe = router/permute + routed experts; shared_experts = the shared expert") {
     auto c = with("selective: moe", true);
