@@ -58,11 +58,13 @@ Terms terms(const CollectiveSpec& s, const Fabric& f) {
         return ring_terms(g, 2 * (n - 1.0) / n * S, S, f.base_latency_s + 2 * ring_pass_latency(g, f), f);
       if (s.algorithm == Algorithm::tree) {
         const int per_domain = std::min(g.ranks_per_domain, n);
+        // Each rank sends S up the tree (reduce) and S down (broadcast): 2S per link class, NCCL's own tree
+        // all-reduce algbw = busbw x 0.5 (tuning.cc [S21]).
         const double up = f.scale_up.bandwidth_Bps * f.efficiency.ring_scale_up.at(S);
-        Terms t{0, S / up, 0};
+        Terms t{0, 2 * S / up, 0};
         double lat = (per_domain - 1) * f.scale_up.step_latency_s;
         if (N > 1) {
-          t.out = S / (per_domain * f.scale_out.bandwidth_Bps * f.efficiency.ring_scale_out.at(S));
+          t.out = 2 * S / (per_domain * f.scale_out.bandwidth_Bps * f.efficiency.ring_scale_out.at(S));
           lat += std::ceil(std::log2(static_cast<double>(N))) * f.scale_out.step_latency_s;
         }
         t.latency = f.base_latency_s + 2 * lat;

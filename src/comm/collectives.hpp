@@ -8,8 +8,9 @@
 // Ring all-reduce of S: twice both terms (2(n-1) steps, 2(n-1)/n S). Across N domains the crossing share N/n of
 //   the ring bytes goes over each rank's NIC (NCCL's channels cross through different GPUs) and the rest over
 //   NVLink, concurrently: bandwidth term = max(bytes (1 - N/n) / (B_up e_up), bytes N/n / (B_out e_out)).
-// Tree all-reduce: chain inside each domain, binary tree across domains, pipelined:
-//   latency = base + 2 ((g-1) a_up + ceil(log2 N) a_out); bandwidth term = max(S / B_up e, S / (g B_out e)).
+// Tree all-reduce: chain inside each domain, binary tree across domains, pipelined; S goes up and S comes down:
+//   latency = base + 2 ((g-1) a_up + ceil(log2 N) a_out); bandwidth term = max(2S / B_up e, 2S / (g B_out e))
+//   (NCCL's tuner: tree all-reduce algbw = busbw x 0.5 [S21]).
 // NVLS (NVLink SHARP, one NVSwitch domain only): latency = nvls_latency;
 //   all-reduce S / (B_up e_nvls(S)); all-gather (n-1)/n S / (B_up e_nvls(S)).
 // All-to-all (NCCL direct, S = bytes each rank sends including its own share, spread evenly):

@@ -27,9 +27,8 @@ LinkDemand CommCostModel::collective(const comm::CollectiveSpec& spec) const {
 }
 
 LinkDemand CommCostModel::nccl(comm::Collective op, const comm::GroupShape& group, double bytes) const {
-  // Tree is left out: comm/'s tree all-reduce charges S per link class where each rank moves S up and S down, and
-  // over-predicts the 2-node H100 all-reduce by 57 % (src/comm/README.md), so it would win for the wrong reason.
   std::vector<comm::Algorithm> candidates{comm::Algorithm::ring};
+  if (op == comm::Collective::all_reduce) candidates.push_back(comm::Algorithm::tree);
   if ((op == comm::Collective::all_reduce || op == comm::Collective::all_gather) && group.single_domain())
     candidates.push_back(comm::Algorithm::nvls);
   comm::CollectiveSpec best{op, comm::Algorithm::ring, group, bytes};

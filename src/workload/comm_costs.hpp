@@ -29,9 +29,9 @@ class CommCostModel {
 
   // An NCCL collective (ring / tree / NVLS / direct all-to-all / send-recv) of comm::CollectiveSpec's size convention.
   LinkDemand collective(const comm::CollectiveSpec& spec) const;
-  // NCCL's choice for `op` over `group`: the faster of ring and (all-reduce and all-gather inside one NVSwitch
-  // domain) NVLS, as NCCL's tuner picks the algorithm with the lowest predicted time (tuning.cc [S21]). Tree is
-  // not a candidate (comm/'s tree over-predicts, see comm_costs.cpp). `bytes` in comm::CollectiveSpec's convention.
+  // NCCL's choice for `op` over `group`: the fastest of the algorithms comm/ models for it (ring always; tree for
+  // all-reduce; NVLS for all-reduce and all-gather inside one NVSwitch domain), as NCCL's tuner picks the
+  // algorithm with the lowest predicted time (tuning.cc [S21]). `bytes` in comm::CollectiveSpec's convention.
   LinkDemand nccl(comm::Collective op, const comm::GroupShape& group, double bytes) const;
   // One phase of an EP token exchange with `d`'s byte accounting and measured efficiency.
   LinkDemand dispatch(comm::Dispatcher d, const comm::DispatchProblem& p, comm::Phase phase) const;

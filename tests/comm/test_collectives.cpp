@@ -52,11 +52,16 @@ TEST_CASE("a ring across domains spreads its crossings over every member's NIC a
   CHECK(c.latency_s == doctest::Approx(8e-6 + 2 * (14 * 2e-6 + 1 * 10e-6)));
   CHECK(c.sent.scale_out == doctest::Approx(2.0 * 15 / 16 * S * 2 / 16));
   CHECK(c.sent.scale_up + c.sent.scale_out == doctest::Approx(2.0 * 15 / 16 * S));
-  // The hierarchical tree uses every NIC of the node: 8x the ring's inter-node bandwidth.
+  // The hierarchical tree moves S up and S down on every NIC of the node; it pays log2(domains) network steps
+  // instead of the ring's 2(n-1) steps.
   const auto t = collective_cost({Collective::all_reduce, Algorithm::tree, {16, 8}, S}, f);
-  CHECK(t.bandwidth_s == doctest::Approx(std::max(S / 400e9, S / (8 * 50e9))));
+  CHECK(t.bandwidth_s == doctest::Approx(std::max(2 * S / 400e9, 2 * S / (8 * 50e9))));
   CHECK(t.latency_s == doctest::Approx(8e-6 + 2 * (7 * 2e-6 + 1 * 10e-6)));
-  CHECK(t.seconds < c.seconds);
+  CHECK(t.latency_s < c.latency_s);
+  // Small messages: the tree's fewer steps win; large ones: the ring's spread crossings win.
+  CHECK(collective_cost({Collective::all_reduce, Algorithm::tree, {16, 8}, 1e4}, f).seconds <
+        collective_cost({Collective::all_reduce, Algorithm::ring, {16, 8}, 1e4}, f).seconds);
+  CHECK(t.seconds > c.seconds);
 }
 
 TEST_CASE("NVLS, all-to-all and send/recv closed forms") {
@@ -131,9 +136,9 @@ TEST_CASE("per-class times: the bandwidth term is the larger; each class alone i
   const auto one = collective_cost({Collective::reduce_scatter, Algorithm::ring, {8, 8}, S}, f);
   CHECK(one.scale_out_s == 0);
   CHECK(one.scale_up_s == one.bandwidth_s);
-  // Tree all-reduce over 4 domains: chain inside (S / NVLink), binary tree across (S / (g x NIC)).
+  // Tree all-reduce over 4 domains: chain inside (2S / NVLink), binary tree across (2S / (g x NIC)).
   const auto tree = collective_cost({Collective::all_reduce, Algorithm::tree, {32, 8}, S}, f);
-  CHECK(tree.scale_up_s == doctest::Approx(S / 400e9).epsilon(1e-12));
-  CHECK(tree.scale_out_s == doctest::Approx(S / (8 * 50e9)).epsilon(1e-12));
+  CHECK(tree.scale_up_s == doctest::Approx(2 * S / 400e9).epsilon(1e-12));
+  CHECK(tree.scale_out_s == doctest::Approx(2 * S / (8 * 50e9)).epsilon(1e-12));
   CHECK(tree.bandwidth_s == std::max(tree.scale_up_s, tree.scale_out_s));
 }

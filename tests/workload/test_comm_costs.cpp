@@ -38,9 +38,13 @@ TEST_CASE("NCCL's choice: the fastest modelled algorithm for the op and the grou
   const double best_ag = std::min(seconds(f, Collective::all_gather, Algorithm::ring, {8, 8}, S),
                                   seconds(f, Collective::all_gather, Algorithm::nvls, {8, 8}, S));
   CHECK(time_of(m.nccl(Collective::all_gather, {8, 8}, S)) == doctest::Approx(best_ag).epsilon(1e-12));
-  // Across domains NVLS is not possible and tree is not a candidate: the ring.
-  CHECK(time_of(m.nccl(Collective::all_reduce, {16, 8}, S)) ==
-        doctest::Approx(seconds(f, Collective::all_reduce, Algorithm::ring, {16, 8}, S)).epsilon(1e-12));
+  // Across domains NVLS is not possible; an all-reduce weighs ring against tree (ring for a large message, tree
+  // for a small one).
+  for (const double bytes : {S, 1e4}) {
+    const double best = std::min(seconds(f, Collective::all_reduce, Algorithm::ring, {16, 8}, bytes),
+                                 seconds(f, Collective::all_reduce, Algorithm::tree, {16, 8}, bytes));
+    CHECK(time_of(m.nccl(Collective::all_reduce, {16, 8}, bytes)) == doctest::Approx(best).epsilon(1e-12));
+  }
   // Inside one domain an all-reduce weighs ring against NVLS.
   const double best_ar = std::min(seconds(f, Collective::all_reduce, Algorithm::ring, {8, 8}, S),
                                    seconds(f, Collective::all_reduce, Algorithm::nvls, {8, 8}, S));
