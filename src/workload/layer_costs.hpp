@@ -31,7 +31,9 @@ struct Block {
 };
 
 // Host time to issue work eagerly from PyTorch + Transformer Engine (moe-modeling.md §7; figures and sources in
-// src/workload/README.md "Host"). The step builder fills these from the system's calibration figures.
+// src/workload/README.md "Host"). The step builder fills these from the system's calibration figures and
+// StepParams; the defaults are the x86 figures of topologies/systems/dgx-h100.json (TransformerEngine issue
+// #2053, the TE one derived), StepParams' FP8 factor (TE #761) and the 5 us launch of hardware.md §5.5 [S53].
 struct HostCosts {
   double torch_op_s = 13.5e-6;     // one eager PyTorch op that launches a kernel (norm, rope, router, permute...)
   double te_module_s = 36.3e-6;    // one TE module call (Linear, GroupedLinear, attention), forward or backward, BF16

@@ -62,8 +62,9 @@ class Builder {
     }
     const auto mtp_key = std::make_pair(m_.mtp_layer_is_moe(), std::int64_t{0});
     if (!costs_.count(mtp_key)) costs_[mtp_key] = layer_costs(m_, mtp_key.first, l_, ctx_, ep, 0);
+    // The EP exchange is the same for every MoE layer: cost its four directions once.
     for (const auto& [key, c] : costs_)
-      if (key.first) moe_cost_ = c;  // the EP exchange is the same for every MoE layer
+      if (key.first) ep_ = ep_demands(c.ep_problem);
     embedding_ = embedding_cost(m_, l_, ctx_);
     output_ = output_cost(m_, l_, ctx_);
     mtp_extra_ = mtp_extra_cost(m_, l_, ctx_);
@@ -181,14 +182,23 @@ class Builder {
     return {stream, cat, name, comm_.nccl(op, shape, full)};
   }
 
-  // One EP exchange. The forward dispatch moves the dispatch element size; the combine and both backward
-  // exchanges move BF16. `dispatch_shaped`: tokens go out to experts (forward dispatch, backward of the combine).
-  CommSpec ep_comm(const char* name, bool forward, bool dispatch_shaped) const {
-    comm::DispatchProblem p = moe_cost_.ep_problem;
-    if (!forward) p.dispatch_bytes_per_element = p.combine_bytes_per_element;
-    const auto phase = dispatch_shaped ? comm::Phase::dispatch : comm::Phase::combine;
-    return {Stream::ep_comm, "ep", name, comm_.dispatch(to_comm(l_.dispatcher), p, phase)};
+  // The four EP exchanges of a MoE layer. The forward dispatch moves the dispatch element size; the combine and
+  // both backward exchanges move BF16. Dispatch-shaped (tokens out to experts): the forward dispatch and the
+  // backward of the combine; combine-shaped: the forward combine and the backward of the dispatch.
+  struct EpDemands {
+    LinkDemand dispatch, combine, combine_bwd, dispatch_bwd;
+  };
+  EpDemands ep_demands(comm::DispatchProblem p) const {
+    const auto d = to_comm(l_.dispatcher);
+    EpDemands e;
+    e.dispatch = comm_.dispatch(d, p, comm::Phase::dispatch);
+    e.combine = comm_.dispatch(d, p, comm::Phase::combine);
+    p.dispatch_bytes_per_element = p.combine_bytes_per_element;
+    e.combine_bwd = comm_.dispatch(d, p, comm::Phase::dispatch);
+    e.dispatch_bwd = comm_.dispatch(d, p, comm::Phase::combine);
+    return e;
   }
+  CommSpec ep_comm(const char* name, const LinkDemand& demand) const { return {Stream::ep_comm, "ep", name, demand}; }
 
   // ---- one layer, split into steps so that a forward and a backward can be merged (§5.2) -----------------
   struct LayerRun {
@@ -231,7 +241,7 @@ class Builder {
   OpId fwd_dispatch(const LayerRun& r) {
     if (!r.moe) return -1;
     if (l_.cuda_graph != layout::CudaGraph::full) host_sync(r);
-    return comm(r.rank, ep_comm("ep_dispatch", true, true), {r.chain->last}, r.layer, r.mb, Phase::fwd);
+    return comm(r.rank, ep_comm("ep_dispatch", ep_.dispatch), {r.chain->last}, r.layer, r.mb, Phase::fwd);
   }
   void fwd_mlp(const LayerRun& r, OpId dispatch) {
     const auto& c = *r.cost;
@@ -249,7 +259,7 @@ class Builder {
       tp_cp_fwd(r, false);
       return;
     }
-    r.chain->last = comm(r.rank, ep_comm("ep_combine", true, false), {r.chain->last}, r.layer, r.mb, Phase::fwd);
+    r.chain->last = comm(r.rank, ep_comm("ep_combine", ep_.combine), {r.chain->last}, r.layer, r.mb, Phase::fwd);
     compute(r.rank, r.cost->post_combine.fwd, "unpermute_fwd", *r.chain, r.layer, r.mb, Phase::fwd, false);
   }
 
@@ -295,7 +305,7 @@ class Builder {
       return -1;
     }
     compute(r.rank, r.cost->post_combine.dgrad, "unpermute_bwd", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, false);
-    return r.chain->last = comm(r.rank, ep_comm("ep_combine_bwd", false, true), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
+    return r.chain->last = comm(r.rank, ep_comm("ep_combine_bwd", ep_.combine_bwd), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
   }
   void bwd_mlp(const LayerRun& r) {
     const auto& c = *r.cost;
@@ -305,7 +315,7 @@ class Builder {
   OpId bwd_dispatch(const LayerRun& r) {
     if (!r.moe) return -1;
     const OpId dgrad = r.chain->last;
-    const OpId d = comm(r.rank, ep_comm("ep_dispatch_bwd", false, false), {dgrad}, r.layer, r.mb, Phase::bwd_dgrad);
+    const OpId d = comm(r.rank, ep_comm("ep_dispatch_bwd", ep_.dispatch_bwd), {dgrad}, r.layer, r.mb, Phase::bwd_dgrad);
     // The experts' weight gradients run while the dispatch-gradient all-to-all is in flight (delayed wgrad).
     Chain w{dgrad};
     compute(r.rank, r.cost->experts.wgrad, "experts_wgrad", w, r.layer, r.mb, Phase::bwd_wgrad, false);
@@ -561,7 +571,7 @@ class Builder {
   std::map<layout::Dim, GroupPlacement> placements_;
   GroupPlacement placement_of(layout::Dim d) const { return placements_.at(d); }
   std::map<std::pair<bool, std::int64_t>, LayerCosts> costs_;  // by (MoE layer, attention window)
-  LayerCosts moe_cost_;
+  EpDemands ep_;
   BlockCost embedding_, output_, mtp_extra_;
   memory::MemoryEstimate memory_;
   OpGraph* g_ = nullptr;

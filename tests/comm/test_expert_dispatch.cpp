@@ -29,13 +29,22 @@ TEST_CASE("fan-out under uniform top-8 of 256 matches ep_volume.py") {
   CHECK_THROWS_AS(expected_distinct_buckets(r, 3), InternalError);
 }
 
-TEST_CASE("dispatch volumes for DeepSeek-V3 EP64 on 8 nodes match ep_volume.py (MiB per GPU per layer)") {
+namespace {
+// DeepSeek-V3 on 8 nodes: EP64 (8 ranks per node), node-limited top-8 of 256 (8 groups, 4 selected), 4096 tokens
+// per rank, hidden 7168, FP8 dispatch with one FP32 scale per 128 channels.
+DispatchProblem deepseek_ep64() {
   DispatchProblem p;
   p.ep = {64, 8};
   p.routing = {256, 8, 8, 4};
   p.tokens_per_rank = 4096;
   p.hidden = 7168;
   p.dispatch_bytes_per_element = 1 + 4.0 / 128;
+  return p;
+}
+}  // namespace
+
+TEST_CASE("dispatch volumes for DeepSeek-V3 EP64 on 8 nodes match ep_volume.py (MiB per GPU per layer)") {
+  DispatchProblem p = deepseek_ep64();
   p.combine_bytes_per_element = 2;
   const double MiB = 1024.0 * 1024.0;
   const auto nccl = dispatch_volume(Dispatcher::alltoall, p, Phase::dispatch);
@@ -53,12 +62,7 @@ TEST_CASE("dispatch volumes for DeepSeek-V3 EP64 on 8 nodes match ep_volume.py (
 
 TEST_CASE("dispatcher costs: hierarchical dedup beats NCCL all-to-all across nodes; allgather is a ring") {
   const Fabric f = builtin_fabric(kernels::Arch::hopper, 450e9, 50e9);
-  DispatchProblem p;
-  p.ep = {64, 8};
-  p.routing = {256, 8, 8, 4};
-  p.tokens_per_rank = 4096;
-  p.hidden = 7168;
-  p.dispatch_bytes_per_element = 1 + 4.0 / 128;
+  DispatchProblem p = deepseek_ep64();
   const double a2a = dispatch_cost(Dispatcher::alltoall, p, Phase::dispatch, f).seconds;
   const double deepep = dispatch_cost(Dispatcher::deepep, p, Phase::dispatch, f).seconds;
   CHECK(deepep < a2a);

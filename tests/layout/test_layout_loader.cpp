@@ -9,6 +9,7 @@
 #include "layout/layout_fields.hpp"
 #include "layout/layout_loader.hpp"
 #include "layout/validate.hpp"
+#include "layout_test_support.hpp"
 
 using namespace moesim;
 using namespace moesim::layout;
@@ -35,15 +36,7 @@ Layout read_text(const std::string& text, Diagnostics& diags) {
   return read_layout(config::Json::parse(text), "<test>", diags);
 }
 
-ModelFacts deepseek_v3() {
-  ModelFacts f;
-  f.num_layers = 61;
-  f.num_experts = 256;
-  f.num_attention_heads = 128;
-  f.num_query_groups = 128;
-  f.mtp_layers_available = 1;
-  return f;
-}
+using test::deepseek_v3;
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "layout/pipeline_layout.hpp"
 #include "layout/validate.hpp"
+#include "layout_test_support.hpp"
 
 using namespace moesim::layout;
 
@@ -20,24 +21,10 @@ std::string syntax_error(std::string_view text) {
   return "(no error)";
 }
 
-std::string infeasible(const Layout& l, const ModelFacts& f) {
-  try {
-    assign_stages(l, f);
-  } catch (const moesim::InfeasibleError& e) {
-    CHECK(e.code() == moesim::ExitCode::infeasible);
-    return e.what();
-  }
-  return "(feasible)";
-}
+using test::deepseek_v3;
 
-ModelFacts deepseek_v3() {
-  ModelFacts f;
-  f.num_layers = 61;
-  f.num_experts = 256;
-  f.num_attention_heads = 128;
-  f.num_query_groups = 128;
-  f.mtp_layers_available = 1;
-  return f;
+std::string infeasible(const Layout& l, const ModelFacts& f) {
+  return test::infeasible_reason([&] { assign_stages(l, f); });
 }
 
 Layout gb300_recipe() {  // groundtruth.csv GT001

@@ -4,29 +4,14 @@
 
 #include "core/error.hpp"
 #include "layout/validate.hpp"
+#include "layout_test_support.hpp"
 
 using namespace moesim::layout;
 
 namespace {
 
-ModelFacts deepseek_v3() {
-  ModelFacts f;
-  f.num_layers = 61;
-  f.num_experts = 256;
-  f.num_attention_heads = 128;
-  f.num_query_groups = 128;
-  f.mtp_layers_available = 1;
-  return f;
-}
-
-ModelFacts qwen3_30b() {  // groundtruth.md §2: 48 layers, 32 q / 4 kv heads, 128 experts
-  ModelFacts f;
-  f.num_layers = 48;
-  f.num_experts = 128;
-  f.num_attention_heads = 32;
-  f.num_query_groups = 4;
-  return f;
-}
+using test::deepseek_v3;
+using test::qwen3_30b;
 
 Layout gb300_recipe() {  // groundtruth.csv GT001
   Layout l;
@@ -38,14 +23,7 @@ Layout gb300_recipe() {  // groundtruth.csv GT001
 }
 
 std::string infeasible(const Layout& l, const ModelFacts& f) {
-  try {
-    validate(l, f);
-  } catch (const moesim::InfeasibleError& e) {
-    CHECK(e.code() == moesim::ExitCode::infeasible);
-    CHECK(static_cast<int>(e.code()) == 3);
-    return e.what();
-  }
-  return "(feasible)";
+  return test::infeasible_reason([&] { validate(l, f); });
 }
 
 }  // namespace

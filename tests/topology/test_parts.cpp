@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "topology/part_files.hpp"
+#include "expect_error.hpp"
 
 using namespace moesim;
 using namespace moesim::topology;
@@ -21,14 +22,7 @@ const fs::path kParts = fs::path(MOESIM_SOURCE_DIR) / "topologies" / "parts";
 GpuSpec gpu(const std::string& name) { return read_gpu_file(kParts / "gpu" / (name + ".json")); }
 
 std::string config_error_text(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    CHECK(e.code() == ExitCode::bad_config);
-    return e.what();
-  }
-  FAIL("expected a ConfigError");
-  return {};
+  return moesim::test::error_text<ConfigError>(f, ExitCode::bad_config);
 }
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include "config/csv_table.hpp"
 #include "core/error.hpp"
 #include "topology/system_catalog.hpp"
+#include "expect_error.hpp"
 
 using namespace moesim;
 using namespace moesim::topology;
@@ -23,14 +24,7 @@ const SystemCatalog& catalog() {
 const fs::path kFixtures = fs::path(MOESIM_FIXTURES_DIR) / "topology";
 
 std::string config_error_text(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    CHECK(e.code() == ExitCode::bad_config);
-    return e.what();
-  }
-  FAIL("expected a ConfigError");
-  return {};
+  return moesim::test::error_text<ConfigError>(f, ExitCode::bad_config);
 }
 
 }  // namespace
