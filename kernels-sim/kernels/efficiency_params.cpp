@@ -7,6 +7,7 @@
 #include "config/document.hpp"
 #include "config/object_reader.hpp"
 #include "core/error.hpp"
+#include "kernels/roofline_model.hpp"
 
 namespace moesim::kernels {
 
@@ -56,6 +57,25 @@ AttentionCurve attention_curve_through(Arch a, DType d, bool backward, double se
   return AttentionCurve{a, d, backward, ceiling / peak, h, std::move(source)};
 }
 
+PerExpertGemms per_expert_gemms_through(const GroupedGemmPoint& a, const GroupedGemmPoint& b, double peak_flops,
+                                        double ceiling, const GemmTiling& tiling, int sms, std::string source) {
+  // time_i = occupied_i / rate + groups_i * kernel_s, with rate = peak * ceiling * scale: linear in (1/rate, kernel_s).
+  auto terms = [&](const GroupedGemmPoint& p) {
+    const std::vector<std::int64_t> rows(static_cast<std::size_t>(p.groups), p.rows);
+    const double useful = 2.0 * static_cast<double>(p.groups * p.rows) * static_cast<double>(p.n * p.k);
+    return std::make_tuple(gemm_occupied_flops(rows, p.n, p.k, tiling, sms), static_cast<double>(p.groups),
+                           useful / (p.tflops * 1e12));
+  };
+  const auto [oa, ga, ta] = terms(a);
+  const auto [ob, gb, tb] = terms(b);
+  const double det = oa * gb - ob * ga;
+  if (det == 0) throw InternalError("per_expert_gemms_through: the two points do not separate the two parameters");
+  const double inv_rate = (ta * gb - tb * ga) / det;
+  const double kernel_s = (oa * tb - ob * ta) / det;
+  if (!(inv_rate > 0 && kernel_s > 0)) throw InternalError("per_expert_gemms_through: no positive solution");
+  return PerExpertGemms{kernel_s, 1.0 / (inv_rate * peak_flops * ceiling), std::move(source)};
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Built-in set. Reference: /work/shared/reference/hardware.md §5 and hardware.json "efficiencies"; source tags
 // [Sn] resolve in hardware.json "sources". Peaks are the datasheet dense figures of hardware.md §1.
@@ -96,6 +116,17 @@ KernelEfficiencyParams builtin_kernel_efficiency() {
   // Both fill 128 tiles of 128x256 (one wave on 132 SMs), so the time ratio 1233/932 is all per-expert overhead:
   // (1024 + 4h) / (1024 + h) = 1233/932  =>  h = 123.5 rows.
   p.grouped_gemm_overhead_rows = 123.5;
+
+  // Transformer Engine's GroupedLinear issues one cuBLAS GEMM per expert over 4 streams (its default path; the
+  // single-kernel grouped GEMMs are opt-in or newer: TE #2045 CUTLASS, #2502 cuBLASLt grouped, #3038 graph-safe).
+  // TE PR #2045 [S29] measured that path on H100 BF16 (hardware.md §5.1): 8 x 4096 rows, n=768, k=2048: 628 TF;
+  // 16 x 2048 rows: 554 TF. Both fill the same 768 tiles, so the gap is the per-expert cost: solved exactly with
+  // the Hopper tiling and BF16 MAMF ceiling above (about 2.7 us per expert kernel, tiles at 0.94 x the ceiling).
+  // Assumption: the same per-kernel time and ceiling scale hold for other GPUs and dtypes.
+  p.per_expert_gemms = per_expert_gemms_through(
+      {8, 4096, 768, 2048, 628.0}, {16, 2048, 768, 2048, 554.0}, 989.4e12, 794.5 / 989.4, p.gemm_tilings[0], 132,
+      "TE PR #2045 [S29] (hardware.md §5.1): H100 BF16 cuBLAS multi-stream grouped GEMM, 8x4096 628 TF and "
+      "16x2048 554 TF (n=768, k=2048), solved with the H100 tiling and MAMF ceiling");
 
   // DeepGEMM M=64 decode GEMMs are memory-bound at up to 2.7 TB/s on H800 (3.35 TB/s datasheet) [S28].
   p.hbm_fraction = 2.7 / 3.35;
@@ -178,6 +209,13 @@ KernelEfficiencyParams read(const config::Document& doc, Diagnostics& diags) {
   }
   p.kernel_fixed_s = root.number("kernel_fixed_us", Bound::non_negative) * 1e-6;
   p.grouped_gemm_overhead_rows = root.number("grouped_gemm_overhead_rows", Bound::non_negative);
+  {
+    auto r = root.object("per_expert_gemms");
+    p.per_expert_gemms.kernel_s = r.number("kernel_us", Bound::non_negative) * 1e-6;
+    p.per_expert_gemms.ceiling_scale = r.number("ceiling_scale", Bound::positive);
+    in_unit_interval(r, "ceiling_scale", p.per_expert_gemms.ceiling_scale);
+    p.per_expert_gemms.source = r.string("source");
+  }
 
   std::set<std::pair<std::string, std::string>> seen_ceiling;
   for (auto& r : root.objects("gemm_ceilings")) {
@@ -251,6 +289,9 @@ std::string to_json_text(const KernelEfficiencyParams& p) {
     j["elementwise_hbm"].push_back({{"arch", to_string(e.arch)}, {"fraction", e.fraction}, {"source", e.source}});
   j["kernel_fixed_us"] = p.kernel_fixed_s * 1e6;
   j["grouped_gemm_overhead_rows"] = p.grouped_gemm_overhead_rows;
+  j["per_expert_gemms"] = {{"kernel_us", p.per_expert_gemms.kernel_s * 1e6},
+                           {"ceiling_scale", p.per_expert_gemms.ceiling_scale},
+                           {"source", p.per_expert_gemms.source}};
   j["gemm_ceilings"] = Json::array();
   for (const auto& c : p.gemm_ceilings)
     j["gemm_ceilings"].push_back(

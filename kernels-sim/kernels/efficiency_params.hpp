@@ -6,6 +6,7 @@
 //
 // JSON shape (all keys required, unknown keys are errors; every row names its source):
 //   { "source": "...", "hbm_fraction": 0.8, "kernel_fixed_us": 2.0, "grouped_gemm_overhead_rows": 123.5,
+//     "per_expert_gemms": {"kernel_us": 2.7, "ceiling_scale": 0.94, "source": "..."},
 //     "elementwise_hbm": [ {"arch": "hopper", "fraction": 0.31, "source": "..."} ],
 //     "gemm_ceilings": [ {"arch": "hopper", "dtype": "bf16", "fraction": 0.803, "source": "..."} ],
 //     "gemm_tilings":  [ {"arch": "hopper", "tile_m": 128, "tile_n": 256, "sms_per_tile": 1, "source": "..."} ],
@@ -42,6 +43,15 @@ struct ElementwiseBandwidth {
   std::string source;
 };
 
+// Grouped GEMMs issued as one GEMM kernel per expert (GroupedGemm::per_expert_kernels): every expert's kernel pays
+// `kernel_s` of ramp-up, tail and stream hand-over, and the tiles run at `ceiling_scale` x the dense GEMM ceiling
+// (the experts' kernels share the GPU through streams, not one persistent schedule).
+struct PerExpertGemms {
+  double kernel_s = 0;
+  double ceiling_scale = 1;
+  std::string source;
+};
+
 struct AttentionCurve {
   Arch arch = Arch::hopper;
   DType dtype = DType::bf16;
@@ -60,6 +70,7 @@ struct KernelEfficiencyParams {
   // pipeline filled once per expert), so an expert of m rows (a tile multiple) runs at m / (m + overhead) of the
   // dense-GEMM rate.
   double grouped_gemm_overhead_rows = 0;
+  PerExpertGemms per_expert_gemms;
   std::vector<AttentionCurve> attention;
   double hbm_fraction = 0;    // achieved fraction of datasheet HBM bandwidth for streaming kernels
   // Per architecture where measured: what memory-bound kernels (norms, casts / quantisation, activations,
@@ -78,6 +89,17 @@ struct KernelEfficiencyParams {
 // exactly for ceiling and half_seq. Throws InternalError unless tf_lo < tf_hi and seq_lo < seq_hi.
 AttentionCurve attention_curve_through(Arch a, DType d, bool backward, double seq_lo, double tf_lo, double seq_hi,
                                        double tf_hi, double peak, std::string source);
+
+// One published grouped-GEMM point: `groups` experts of `rows` rows each, C = [rows x k] * [k x n], at `tflops`.
+struct GroupedGemmPoint {
+  std::int64_t groups = 0, rows = 0, n = 0, k = 0;
+  double tflops = 0;
+};
+// The per-expert-kernel parameters that reproduce two published points of the same GEMM on one GPU (peak FLOP/s,
+// dense ceiling fraction, tiling, SM count) exactly: solves time = occupied / (peak x ceiling x scale) +
+// groups x kernel_s for scale and kernel_s. Throws InternalError unless the solution is positive.
+PerExpertGemms per_expert_gemms_through(const GroupedGemmPoint& a, const GroupedGemmPoint& b, double peak_flops,
+                                        double ceiling, const GemmTiling& tiling, int sms, std::string source);
 
 // The built-in set, every figure from /work/shared/reference/hardware.md §5 (see kernels-sim/README.md table).
 KernelEfficiencyParams builtin_kernel_efficiency();

@@ -93,7 +93,7 @@ std::string describe(const Kernel& k) {
       std::int64_t rows = 0;
       for (auto t : g.tokens_per_expert) rows += t;
       os << "grouped_gemm " << g.tokens_per_expert.size() << " experts, " << rows << " rows, n=" << g.n << " k=" << g.k
-         << " " << to_string(g.dtype);
+         << " " << to_string(g.dtype) << (g.per_expert_kernels ? " per-expert kernels" : "");
     }
     void attention(const char* dir, const AttentionShape& a) const {
       os << "attention_" << dir << " b=" << a.batch << " h=" << a.heads << " sq=" << a.seq_q << " skv=" << a.seq_kv

@@ -17,13 +17,16 @@ struct Gemm {
   DType dtype = DType::bf16;
 };
 
-// One kernel computing a GEMM per expert with a ragged number of rows each: expert e multiplies
-// tokens_per_expert[e] x k by its own k x n weight (Megatron's grouped GEMM / DeepGEMM contiguous layout).
-// Experts with zero tokens cost nothing but still belong to the group.
+// A GEMM per expert with a ragged number of rows each: expert e multiplies tokens_per_expert[e] x k by its own
+// k x n weight. Experts with zero tokens cost nothing but still belong to the group.
+// per_expert_kernels: how the group runs. false = one grouped kernel (DeepGEMM contiguous layout, CUTLASS / cuBLASLt
+// grouped GEMM, TE's fused grouped MLP); true = one GEMM kernel per non-empty expert, as Transformer Engine's
+// GroupedLinear issues them by default (a C++ loop of cuBLAS calls over 4 streams).
 struct GroupedGemm {
   std::vector<std::int64_t> tokens_per_expert;
   std::int64_t n = 0, k = 0;
   DType dtype = DType::bf16;
+  bool per_expert_kernels = false;
 };
 
 // Fused (flash) attention over `batch` sequences. heads = query heads; kv_heads = key/value heads (GQA; 0 means

@@ -62,6 +62,11 @@ double gemm_tile_utilization(std::int64_t m, std::int64_t n, const GemmTiling& t
   return useful / occupied_flops({m}, n, 1, tiling, sms, 0);
 }
 
+double gemm_occupied_flops(const std::vector<std::int64_t>& rows, std::int64_t n, std::int64_t k,
+                           const GemmTiling& tiling, int sms) {
+  return occupied_flops(rows, n, k, tiling, sms, 0);
+}
+
 RooflineKernelCostModel::RooflineKernelCostModel(KernelEfficiencyParams params) : params_(std::move(params)) {}
 
 std::string RooflineKernelCostModel::name() const { return "roofline (" + params_.source + ")"; }
@@ -94,10 +99,12 @@ KernelTimeBreakdown RooflineKernelCostModel::explain(const Kernel& kernel, const
       check_shape(g.n >= 0 && g.k >= 0, kernel);
       for (auto t : g.tokens_per_expert) check_shape(t >= 0, kernel);
       if (g.n == 0 || g.k == 0) return 0;
+      const double overhead_rows = g.per_expert_kernels ? 0.0 : p.grouped_gemm_overhead_rows;
       const double occupied =
-          occupied_flops(g.tokens_per_expert, g.n, g.k, p.gemm_tiling(d.arch), d.sms, p.grouped_gemm_overhead_rows);
+          occupied_flops(g.tokens_per_expert, g.n, g.k, p.gemm_tiling(d.arch), d.sms, overhead_rows);
       if (occupied == 0) return 0;
-      return occupied / (d.peak_flops(g.dtype) * p.gemm_ceiling(d.arch, g.dtype).fraction);
+      const double scale = g.per_expert_kernels ? p.per_expert_gemms.ceiling_scale : 1.0;
+      return occupied / (d.peak_flops(g.dtype) * p.gemm_ceiling(d.arch, g.dtype).fraction * scale);
     }
     double attention(const AttentionShape& a, bool backward) const {
       check_shape(a.batch >= 0 && a.heads >= 0 && a.seq_q >= 0 && a.seq_kv >= 0 && a.d_qk >= 0 && a.d_v >= 0, kernel);
@@ -113,6 +120,11 @@ KernelTimeBreakdown RooflineKernelCostModel::explain(const Kernel& kernel, const
       return 0;
     }
   };
+  if (const auto* g = std::get_if<GroupedGemm>(&kernel); g && g->per_expert_kernels) {
+    std::int64_t launched = 0;
+    for (auto t : g->tokens_per_expert) launched += t > 0 ? 1 : 0;
+    b.fixed_s = static_cast<double>(launched) * params_.per_expert_gemms.kernel_s;
+  }
   b.compute_s = std::visit(Compute{params_, device, kernel}, kernel);
   if (b.compute_s > 0) b.efficiency = work / (b.compute_s * math_peak(kernel, device));
   b.seconds = b.fixed_s + std::max(b.compute_s, b.memory_s);

@@ -9,10 +9,15 @@
 //   grouped GEMM  as GEMM, with every expert's rows padded to tiles separately and all experts' tiles sharing the
 //                 waves, plus grouped_gemm_overhead_rows extra rows of work per non-empty expert: small per-expert
 //                 batches waste tile rows and pay the per-expert fill (m rows run at m / (m + overhead)).
+//                 Issued as one kernel per expert (per_expert_kernels): the same tiles and waves at
+//                 per_expert_gemms.ceiling_scale x the ceiling, no overhead rows, and per_expert_gemms.kernel_s of
+//                 fixed time per non-empty expert instead of one kernel_fixed_s.
 //   attention     curve(arch, dtype, fwd|bwd).fraction_at(keys) with keys = min(seq_kv, window) (the length the
 //                 benchmarks that fix the curve were run at).
 //   memory-bound  only the memory term.
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kernels/efficiency_params.hpp"
 #include "kernels/kernel_cost_model.hpp"
@@ -44,5 +49,9 @@ class RooflineKernelCostModel final : public KernelCostModel {
 // GEMM tile utilisation in (0, 1]: useful MACs / MACs the scheduled tiles and waves occupy. Exposed for tests and
 // for fitted models that reuse the wave-quantisation term.
 double gemm_tile_utilization(std::int64_t m, std::int64_t n, const GemmTiling& tiling, int sms);
+// FLOP of tensor-core work the tiles of a (grouped) GEMM occupy: every group's rows padded to tile_m, n padded to
+// tile_n, all tiles in whole waves over the SMs. `rows` has one entry per group (one for a dense GEMM).
+double gemm_occupied_flops(const std::vector<std::int64_t>& rows, std::int64_t n, std::int64_t k,
+                           const GemmTiling& tiling, int sms);
 
 }  // namespace moesim::kernels

@@ -15,6 +15,7 @@
 #include "report/chrome_trace.hpp"
 #include "report/step_report.hpp"
 #include "model/model_catalog.hpp"
+#include "predict/param_fit.hpp"
 #include "predict/validation.hpp"
 #include "topology/system_catalog.hpp"
 
@@ -51,6 +52,26 @@ void explain_row(Context& ctx, const config::CsvTable& table, const predict::Res
   throw ConfigError({{table.file, "", "no row with id \"" + id + "\"" + did_you_mean(id, ids)}});
 }
 
+// --fit NAME=LO:HI
+predict::ParamFitRequest parse_fit(const std::string& text) {
+  const auto eq = text.find('='), colon = text.find(':', eq == std::string::npos ? 0 : eq);
+  if (eq == std::string::npos || colon == std::string::npos)
+    throw UsageError("--fit expects NAME=LO:HI (e.g. framework_host_factor=1:8), got \"" + text + "\"");
+  predict::ParamFitRequest r;
+  r.name = text.substr(0, eq);
+  try {
+    std::size_t used = 0;
+    const std::string lo = text.substr(eq + 1, colon - eq - 1), hi = text.substr(colon + 1);
+    r.lo = std::stod(lo, &used);
+    if (used != lo.size()) throw std::invalid_argument(lo);
+    r.hi = std::stod(hi, &used);
+    if (used != hi.size()) throw std::invalid_argument(hi);
+  } catch (const std::exception&) {
+    throw UsageError("--fit: bounds must be numbers, got \"" + text + "\"");
+  }
+  return r;
+}
+
 }  // namespace
 
 void add_validate_command(CLI::App& app, Context& ctx) {
@@ -63,6 +84,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     std::string explain;
     bool ladder = false;
     std::string trace;
+    std::string fit;
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand("validate", "Predict published measurements (groundtruth.csv schema) and report the error of each row");
@@ -73,6 +95,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
   add_kernel_model_flag(*sub, args->kernel_model);
   sub->add_flag("--ladder", args->ladder, "Also read consecutive rows as optimisation-ladder steps and say whether each predicted change has the measured direction");
   sub->add_option("--explain", args->explain, "Predict one row (by id) and print its full step report: breakdown, memory, layout");
+  sub->add_option("--fit", args->fit, "Refit one general parameter to the table: NAME=LO:HI (e.g. framework_host_factor=1:8); prints the best value, the rows that inform it and the summary there");
   sub->add_option("--trace", args->trace, "With --explain: write the row's step as a Chrome trace / Perfetto JSON to FILE");
   sub->callback([&ctx, args] {
     const auto root = config::data_dir(ctx.data_dir);
@@ -87,6 +110,10 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     base.kernels = kernel_model.model.get();
     base.params = step_params(args->params);
     if (!args->trace.empty() && args->explain.empty()) throw UsageError("--trace needs --explain ID");
+    if (!args->fit.empty()) {
+      ctx.out << predict::to_text(predict::fit_step_param(table, r, base, parse_fit(args->fit)));
+      return;
+    }
     if (!args->explain.empty()) {
       explain_row(ctx, table, r, base, args->explain, args->trace, kernel_model.why);
       return;

@@ -77,6 +77,7 @@ Json convert(FieldKind kind, const std::string& v) {
     case FieldKind::precision: return std::string(layout::to_string(layout::parse_precision(v)));
     case FieldKind::dispatcher: return std::string(layout::to_string(layout::parse_dispatcher(v)));
     case FieldKind::cuda_graph: return std::string(layout::to_string(layout::parse_cuda_graph(v)));
+    case FieldKind::grouped_gemm: return std::string(layout::to_string(layout::parse_grouped_gemm(v)));
     case FieldKind::dtype: return std::string(layout::to_string(layout::parse_dtype(v)));
     case FieldKind::recompute: return layout::parse_recompute(v).to_string();
     case FieldKind::pp_layout:

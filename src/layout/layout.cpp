@@ -36,6 +36,11 @@ const NameTable<CudaGraph>& cuda_graph_table() {
       {"none", CudaGraph::none}, {"partial", CudaGraph::partial}, {"full", CudaGraph::full}};
   return t;
 }
+const NameTable<GroupedGemm>& grouped_gemm_table() {
+  static const NameTable<GroupedGemm> t = {
+      {"auto", GroupedGemm::auto_}, {"per-expert", GroupedGemm::per_expert}, {"fused", GroupedGemm::fused}};
+  return t;
+}
 const NameTable<Dtype>& dtype_table() {
   static const NameTable<Dtype> t = {{"bf16", Dtype::bf16}, {"fp32", Dtype::fp32}};
   return t;
@@ -124,6 +129,7 @@ std::vector<std::string> split_modules(std::string_view list) {
 std::string_view to_string(Precision p) { return name_of(precision_table(), p); }
 std::string_view to_string(Dispatcher d) { return name_of(dispatcher_table(), d); }
 std::string_view to_string(CudaGraph g) { return name_of(cuda_graph_table(), g); }
+std::string_view to_string(GroupedGemm g) { return name_of(grouped_gemm_table(), g); }
 std::string_view to_string(Dtype d) { return name_of(dtype_table(), d); }
 std::string_view to_string(RecomputeGranularity g) { return name_of(granularity_table(), g); }
 std::string_view to_string(RecomputeMethod m) { return name_of(method_table(), m); }
@@ -132,6 +138,7 @@ std::string_view to_string(RecomputeModule m) { return name_of(module_table(), m
 std::vector<std::string> precision_names() { return canonical_names(precision_table()); }
 std::vector<std::string> dispatcher_names() { return canonical_names(dispatcher_table()); }
 std::vector<std::string> cuda_graph_names() { return canonical_names(cuda_graph_table()); }
+std::vector<std::string> grouped_gemm_names() { return canonical_names(grouped_gemm_table()); }
 std::vector<std::string> dtype_names() { return canonical_names(dtype_table()); }
 std::vector<std::string> recompute_module_names() { return canonical_names(module_table()); }
 
@@ -152,6 +159,12 @@ Dispatcher parse_dispatcher(std::string_view text) {
 
 CudaGraph parse_cuda_graph(std::string_view text) {
   return lookup(cuda_graph_table(), "cuda_graph", text, normalise(text));
+}
+GroupedGemm parse_grouped_gemm(std::string_view text) {
+  std::string key = normalise(text);
+  for (char& c : key)
+    if (c == '_') c = '-';
+  return lookup(grouped_gemm_table(), "grouped_gemm", text, key);
 }
 Dtype parse_dtype(std::string_view text) { return lookup(dtype_table(), "dtype", text, normalise(text)); }
 RecomputeModule parse_recompute_module(std::string_view text) {

@@ -25,6 +25,12 @@ enum class Dispatcher { alltoall, allgather, deepep, hybridep };
 // full = whole-iteration graph (groundtruth.md column cuda_graph).
 enum class CudaGraph { none, partial, full };
 
+// How the routed experts' GEMMs run. per_expert = one cuBLAS GEMM per expert (Transformer Engine GroupedLinear's
+// default path); fused = one grouped kernel (TE's graph-safe grouped GEMM or fused grouped MLP, DeepGEMM, CUTLASS);
+// auto = fused with a full-iteration CUDA graph (which needs the graph-safe, sync-free grouped path), else
+// per_expert.
+enum class GroupedGemm { auto_, per_expert, fused };
+
 // Number formats of gradients reduced across data parallelism and of Adam's moments (moe-modeling.md §3.1).
 enum class Dtype { bf16, fp32 };
 
@@ -74,6 +80,7 @@ struct Layout {
   Dispatcher dispatcher = Dispatcher::alltoall;
   Recompute recompute;
   CudaGraph cuda_graph = CudaGraph::none;
+  GroupedGemm grouped_gemm = GroupedGemm::auto_;
   bool a2a_overlap = false;  // Megatron --overlap-moe-expert-parallel-comm (1F1B EP all-to-all overlap)
   int mtp = 0;               // MTP layers used (Megatron --mtp-num-layers)
 
@@ -94,6 +101,9 @@ struct Layout {
   int dp() const { return gpus / nonzero(tp * pp * cp); }     // attention data parallel
   int edp() const { return gpus / nonzero(etp * ep * pp); }   // expert data parallel
   int num_microbatches() const { return gbs / nonzero(mbs * dp()); }
+  bool uses_fused_grouped_gemm() const {
+    return grouped_gemm == GroupedGemm::fused || (grouped_gemm == GroupedGemm::auto_ && cuda_graph == CudaGraph::full);
+  }
   bool uses_sequence_parallel() const { return tp > 1 && sequence_parallel.value_or(true); }
   std::int64_t tokens_per_step() const { return static_cast<std::int64_t>(gbs) * seq; }
 
@@ -107,6 +117,7 @@ struct Layout {
 std::string_view to_string(Precision p);
 std::string_view to_string(Dispatcher d);
 std::string_view to_string(CudaGraph g);
+std::string_view to_string(GroupedGemm g);
 std::string_view to_string(Dtype d);
 std::string_view to_string(RecomputeGranularity g);
 std::string_view to_string(RecomputeMethod m);
@@ -116,6 +127,7 @@ std::string_view to_string(RecomputeModule m);
 std::vector<std::string> precision_names();
 std::vector<std::string> dispatcher_names();
 std::vector<std::string> cuda_graph_names();
+std::vector<std::string> grouped_gemm_names();
 std::vector<std::string> dtype_names();
 std::vector<std::string> recompute_module_names();
 
@@ -126,6 +138,7 @@ Precision parse_precision(std::string_view text);
 // Megatron's "flex" is rejected with a hint to name its backend (deepep or hybridep).
 Dispatcher parse_dispatcher(std::string_view text);
 CudaGraph parse_cuda_graph(std::string_view text);
+GroupedGemm parse_grouped_gemm(std::string_view text);
 Dtype parse_dtype(std::string_view text);
 RecomputeModule parse_recompute_module(std::string_view text);
 RecomputeMethod parse_recompute_method(std::string_view text);

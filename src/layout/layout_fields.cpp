@@ -23,6 +23,8 @@ const std::vector<LayoutField>& layout_fields() {
       {"recompute", "", K::recompute, K::recompute,
        "none | selective[: modules] | full[: uniform|block N]"},
       {"cuda_graph", "", K::cuda_graph, K::cuda_graph, "CUDA graphs: none | partial | full"},
+      {"grouped_gemm", "", K::grouped_gemm, K::grouped_gemm,
+       "Routed-expert GEMMs: auto (fused with full CUDA graphs, else per-expert) | per-expert | fused"},
       {"a2a_overlap", "overlap_moe_expert_parallel_comm", K::boolean, K::boolean,
        "Overlap the EP all-to-all with another micro-batch's compute (1F1B A2A overlap)"},
       {"mtp", "mtp_num_layers", K::non_negative_int, K::non_negative_int, "MTP layers used (0 or 1)"},

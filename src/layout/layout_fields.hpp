@@ -15,6 +15,7 @@ enum class FieldKind {
   precision,
   dispatcher,
   cuda_graph,
+  grouped_gemm,
   dtype,
   recompute,  // the recompute text of layout.hpp parse_recompute
   pp_layout,  // a pipeline layout string

@@ -37,22 +37,23 @@ class Costing {
     c.dgrad.host_s += module_host(high_precision);
     return c;
   }
-  // A TE GroupedLinear over the local experts: one cuBLAS GEMM per expert (multi-stream, issued from a C++ loop),
-  // and in FP8 one quantize per expert per GEMM input.
-  BlockCost grouped(const std::vector<I>& tokens, I n, I k) const {
+  // A TE GroupedLinear over the local experts. Per-expert (TE's default): one cuBLAS GEMM per expert (multi-stream,
+  // issued from a C++ loop), and in FP8 one quantize per expert per GEMM input. Fused: one grouped kernel with its
+  // group quantize and setup kernels (TE #3038: about 4 kernels per GEMM whatever the expert count).
+  BlockCost grouped(const std::vector<I>& tokens, I n, I k, bool fused) const {
     BlockCost c;
     I total = 0;
     for (I t : tokens) total += t;
     if (total == 0) return c;
-    const int experts = static_cast<int>(tokens.size());
     const bool fp8 = dtype_ != kernels::DType::bf16;
-    kernels::GroupedGemm f{tokens, n, k, dtype_};
-    kernels::GroupedGemm d{tokens, k, n, dtype_};
-    const double launches = ctx_.host.cxx_launch_s * experts * (fp8 ? 2 : 1);
-    c.fwd = {ctx_.kernels.seconds(f, ctx_.device), experts, module_host(false) + launches};
-    c.dgrad = {ctx_.kernels.seconds(d, ctx_.device), experts, module_host(false) + launches};
+    const int kernels = fused ? 4 : static_cast<int>(tokens.size()) * (fp8 ? 2 : 1);
+    kernels::GroupedGemm f{tokens, n, k, dtype_, !fused};
+    kernels::GroupedGemm d{tokens, k, n, dtype_, !fused};
+    const double launches = ctx_.host.cxx_launch_s * kernels;
+    c.fwd = {ctx_.kernels.seconds(f, ctx_.device), kernels, module_host(false) + launches};
+    c.dgrad = {ctx_.kernels.seconds(d, ctx_.device), kernels, module_host(false) + launches};
     // wgrad: one k x n weight gradient per expert over its tokens: the same FLOP as the forward.
-    c.wgrad = {ctx_.kernels.seconds(f, ctx_.device), experts, launches};
+    c.wgrad = {ctx_.kernels.seconds(f, ctx_.device), kernels, launches};
     if (fp8) {
       c.fwd += cast(total * k);
       c.dgrad += cast(total * n);
@@ -246,11 +247,11 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     const I per_expert = t_rank * topk * l.ep / E;
     const std::vector<I> tokens(static_cast<std::size_t>(local_experts), per_expert);
     const I f_local = f / l.etp;
-    add(c.experts, k.grouped(tokens, gated * f_local, h));
+    add(c.experts, k.grouped(tokens, gated * f_local, h, l.uses_fused_grouped_gemm()));
     const double act_bytes = static_cast<double>(t_rank) * topk * f_local * kBf16 * (gated + 1);
     c.experts.fwd += k.mem(act_bytes, "swiglu");
     c.experts.dgrad += k.mem(act_bytes * 2, "swiglu_bwd");
-    add(c.experts, k.grouped(tokens, h, f_local));
+    add(c.experts, k.grouped(tokens, h, f_local, l.uses_fused_grouped_gemm()));
     if (m.ffn.linear_bias) {
       // Expert biases (GPT-OSS): cuBLAS grouped GEMM has no bias epilogue, so TE adds the bias and reduces dbias
       // in separate kernels over fc1's and fc2's outputs (TransformerEngine issue #2766; fused only by TE PR #2885,

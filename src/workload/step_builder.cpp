@@ -43,8 +43,9 @@ class Builder {
     p_.kernel_launch_us = figure_us(p_.kernel_launch_us, "kernel_launch", 5.0);
     const HostCosts x86;
     ctx_.host.cxx_launch_s = p_.kernel_launch_us * 1e-6;
-    ctx_.host.torch_op_s = 1e-6 * figure_us(p_.torch_op_host_us, "torch_op_host", x86.torch_op_s * 1e6);
-    ctx_.host.te_module_s = 1e-6 * figure_us(p_.te_module_host_us, "te_module_host", x86.te_module_s * 1e6);
+    const double fw = p_.framework_host_factor;
+    ctx_.host.torch_op_s = fw * 1e-6 * figure_us(p_.torch_op_host_us, "torch_op_host", x86.torch_op_s * 1e6);
+    ctx_.host.te_module_s = fw * 1e-6 * figure_us(p_.te_module_host_us, "te_module_host", x86.te_module_s * 1e6);
     ctx_.host.fp8_module_factor = p_.fp8_module_host_factor;
     domain_ = {in.system.scale_up.domain_size,
                in.system.scale_up.gpus_used_per_domain > 0 ? in.system.scale_up.gpus_used_per_domain

@@ -21,6 +21,7 @@ const std::vector<Entry>& table() {
       {"torch_op_host_us", &StepParams::torch_op_host_us},
       {"te_module_host_us", &StepParams::te_module_host_us},
       {"fp8_module_host_factor", &StepParams::fp8_module_host_factor},
+      {"framework_host_factor", &StepParams::framework_host_factor},
       {"graph_launch_us", &StepParams::graph_launch_us},
   };
   return t;

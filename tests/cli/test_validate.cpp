@@ -83,3 +83,19 @@ TEST_CASE("validate --explain: one row's full report, its error, and clear error
   CHECK(trace_alone.code == 1);
   CHECK(trace_alone.err.find("--trace needs --explain ID") != std::string::npos);
 }
+
+TEST_CASE("validate --fit: one general parameter refitted over the table; bad requests are usage or config errors") {
+  const auto r = validate({"--fit", "framework_host_factor=1:4"});
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("fit framework_host_factor on 1 rows: best ") != std::string::npos);
+  CHECK(r.out.find("rows informing it (prediction moves > 1% across the bounds, ") != std::string::npos);
+  const auto syntax = validate({"--fit", "framework_host_factor"});
+  CHECK(syntax.code == 1);
+  CHECK(syntax.err.find("--fit expects NAME=LO:HI (e.g. framework_host_factor=1:8), got \"framework_host_factor\"") !=
+        std::string::npos);
+  CHECK(validate({"--fit", "framework_host_factor=1:x"}).code == 1);
+  const auto unknown = validate({"--fit", "framework_host=1:4"});
+  CHECK(unknown.code == 2);
+  CHECK(unknown.err.find("(did you mean \"framework_host_factor\"?)") != std::string::npos);
+  CHECK(validate({"--fit", "framework_host_factor=4:1"}).code == 2);
+}

@@ -114,6 +114,31 @@ TEST_CASE("grouped GEMM: skewed per-expert batches are slower than balanced ones
   CHECK(one == doctest::Approx(dense + overhead));
 }
 
+TEST_CASE("grouped GEMM as one kernel per expert reproduces TE PR #2045's H100 BF16 points") {
+  // Transformer Engine's default GroupedLinear path, H100 BF16, n=768, k=2048 [S29] (hardware.md §5.1).
+  const RooflineKernelCostModel m;
+  auto tflops = [&](int groups, std::int64_t rows) {
+    const GroupedGemm g{std::vector<std::int64_t>(static_cast<std::size_t>(groups), rows), 768, 2048, DType::bf16, true};
+    return flops(g) / m.seconds(g, h100()) / 1e12;
+  };
+  CHECK(tflops(8, 4096) == doctest::Approx(628).epsilon(1e-9));
+  CHECK(tflops(16, 2048) == doctest::Approx(554).epsilon(1e-9));
+  const auto& pe = builtin_kernel_efficiency().per_expert_gemms;
+  CHECK(pe.kernel_s == doctest::Approx(2.74e-6).epsilon(0.01));
+  CHECK(pe.ceiling_scale == doctest::Approx(0.941).epsilon(0.002));
+  // Per-expert kernels: the fixed time grows with the non-empty experts; empty experts launch nothing.
+  const GroupedGemm sparse{{4096, 0, 0, 4096}, 768, 2048, DType::bf16, true};
+  CHECK(m.explain(sparse, h100()).fixed_s == doctest::Approx(2 * pe.kernel_s));
+  // With many small experts, per-expert kernels cost more than one grouped kernel.
+  const GroupedGemm fused{std::vector<std::int64_t>(16, 1024), 3072, 4096, DType::fp8_block};
+  GroupedGemm looped = fused;
+  looped.per_expert_kernels = true;
+  CHECK(m.seconds(looped, gb200()) > 1.1 * m.seconds(fused, gb200()));
+  CHECK_THROWS_AS(per_expert_gemms_through({8, 4096, 768, 2048, 554.0}, {16, 2048, 768, 2048, 628.0}, 989.4e12,
+                                           0.803, builtin_kernel_efficiency().gemm_tilings[0], 132, "t"),
+                  InternalError);
+}
+
 TEST_CASE("attention: efficiency rises with sequence length and the built-in curve passes through cuDNN figures") {
   const RooflineKernelCostModel m;
   AttentionFwd a;

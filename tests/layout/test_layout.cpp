@@ -108,6 +108,20 @@ TEST_CASE("dispatcher, cuda graph and dtype names") {
         "expected cuda_graph none | partial | full, got \"ful\" (did you mean \"full\"?)");
   CHECK(parse_dtype("BF16") == Dtype::bf16);
   CHECK(parse_dtype("fp32") == Dtype::fp32);
+  CHECK(parse_grouped_gemm("per_expert") == GroupedGemm::per_expert);
+  CHECK(parse_grouped_gemm("Fused") == GroupedGemm::fused);
+  CHECK(error_of([] { parse_grouped_gemm("fuse"); }) ==
+        "expected grouped_gemm auto | per-expert | fused, got \"fuse\" (did you mean \"fused\"?)");
+  // auto: the single grouped kernel only under a full-iteration graph (the graph-safe path); else TE's per-expert loop.
+  Layout l;
+  CHECK_FALSE(l.uses_fused_grouped_gemm());
+  l.cuda_graph = CudaGraph::full;
+  CHECK(l.uses_fused_grouped_gemm());
+  l.grouped_gemm = GroupedGemm::per_expert;
+  CHECK_FALSE(l.uses_fused_grouped_gemm());
+  l.cuda_graph = CudaGraph::none;
+  l.grouped_gemm = GroupedGemm::fused;
+  CHECK(l.uses_fused_grouped_gemm());
 }
 
 TEST_CASE("recompute text: forms and canonical output") {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/csv_table.hpp"
+#include "predict/param_fit.hpp"
 #include "predict/validation.hpp"
 #include "predict_cases.hpp"
 
@@ -171,4 +172,33 @@ TEST_CASE("ladder steps: consecutive predicted rows, direction judged only beyon
   CHECK(text.find("A      -> B         +10.0%      +5.0%  same\n") != std::string::npos);
   CHECK(text.find("F      -> G        +100.0%     -20.0%  WRONG\n") != std::string::npos);
   CHECK(text.find("steps judged 2, predicted in the measured direction 1\n") != std::string::npos);
+}
+
+TEST_CASE("refitting one general parameter recovers the value that produced the measurements") {
+  // "Measurements" = the predictions at framework_host_factor 2; the fit over [1, 8] must find 2 again. The
+  // full-graph row does not depend on host costs, so it does not inform the fit.
+  predict::PredictOptions at2;
+  at2.check_memory = false;
+  at2.params.framework_host_factor = 2.0;
+  auto eager = test::h100x8();
+  const double tf = predict::predict_step(eager, at2).report.tflops_per_gpu;
+  auto graphed = eager;
+  graphed.layout.cuda_graph = layout::CudaGraph::full;
+  const double tf_graphed = predict::predict_step(graphed, at2).report.tflops_per_gpu;
+  std::string full_row = row("G", "tflops_per_gpu", std::to_string(tf_graphed));
+  full_row.replace(full_row.find(",none,0,balanced"), 16, ",full,0,balanced");
+  const auto table = config::parse_csv(kHeader + row("E", "tflops_per_gpu", std::to_string(tf)) + full_row, "t.csv");
+
+  predict::ParamFitRequest req{"framework_host_factor", 1.0, 8.0, 40};
+  const auto fit = predict::fit_step_param(table, resolvers(), {}, req);
+  CHECK(fit.best == doctest::Approx(2.0).epsilon(1e-3));
+  CHECK(fit.objective_at_best < 1e-4);
+  CHECK(fit.current == predict::PredictOptions{}.params.framework_host_factor);
+  CHECK(fit.rows == 2);
+  CHECK(fit.informing_rows == std::vector<std::string>{"E"});
+  CHECK(predict::to_text(fit).find("rows informing it (prediction moves > 1% across the bounds, 1): E\n") !=
+        std::string::npos);
+
+  CHECK_THROWS_AS(predict::fit_step_param(table, resolvers(), {}, {"framework_host_factor", 2.0, 1.0, 10}), ConfigError);
+  CHECK_THROWS_AS(predict::fit_step_param(table, resolvers(), {}, {"framework_host_facto", 1.0, 2.0, 10}), ConfigError);
 }

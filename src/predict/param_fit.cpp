@@ -1,0 +1,98 @@
+#include "predict/param_fit.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "core/error.hpp"
+#include "workload/step_params.hpp"
+
+namespace moesim::predict {
+
+double mean_abs_log_ratio(const ValidationResult& r) {
+  double sum = 0;
+  int n = 0;
+  for (const auto& row : r.rows) {
+    if (!row.predicted || !(*row.predicted > 0) || !(row.measured > 0)) continue;
+    sum += std::fabs(std::log(*row.predicted / row.measured));
+    ++n;
+  }
+  return n == 0 ? 0.0 : sum / n;
+}
+
+ParamFit fit_step_param(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base,
+                        const ParamFitRequest& req) {
+  if (!(req.lo > 0 && req.lo < req.hi))
+    throw ConfigError({{"<flags>", "--fit", "bounds of \"" + req.name + "\" must satisfy 0 < lo < hi, got " +
+                                                std::to_string(req.lo) + ":" + std::to_string(req.hi)}});
+  ParamFit fit;
+  fit.name = req.name;
+  fit.current = workload::get_step_param(base.params, req.name);  // also rejects an unknown name
+  auto at = [&](double value) {
+    PredictOptions o = base;
+    workload::set_step_param(o.params, req.name, value);
+    return validate_table(table, resolve, o);
+  };
+  std::map<double, double> objective;  // value -> objective, every evaluation
+  auto f = [&](double log_value) {
+    const double v = std::exp(log_value);
+    if (auto it = objective.find(v); it != objective.end()) return it->second;
+    return objective[v] = mean_abs_log_ratio(at(v));
+  };
+
+  // The bounds: which rows move, and candidates of their own.
+  const auto low = at(req.lo), high = at(req.hi);
+  objective[req.lo] = mean_abs_log_ratio(low);
+  objective[req.hi] = mean_abs_log_ratio(high);
+  for (std::size_t i = 0; i < low.rows.size(); ++i) {
+    const auto& a = low.rows[i];
+    const auto& b = high.rows[i];
+    if (a.predicted && b.predicted && std::fabs(*b.predicted / *a.predicted - 1) > 0.01) fit.informing_rows.push_back(a.id);
+  }
+  fit.rows = low.summary.n;
+
+  // Golden-section search on ln(value) (the objective need not be unimodal; the bounds are kept as candidates).
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  double a = std::log(req.lo), b = std::log(req.hi);
+  double c = b - g * (b - a), d = a + g * (b - a);
+  double fc = f(c), fd = f(d);
+  for (int i = 2; i < req.evaluations; ++i) {
+    if (fc <= fd) {
+      b = d, d = c, fd = fc;
+      c = b - g * (b - a);
+      fc = f(c);
+    } else {
+      a = c, c = d, fc = fd;
+      d = a + g * (b - a);
+      fd = f(d);
+    }
+  }
+  fit.best = objective.begin()->first;
+  for (const auto& [v, o] : objective)
+    if (o < objective[fit.best]) fit.best = v;
+  fit.objective_at_best = objective[fit.best];
+  fit.summary_at_best = at(fit.best).summary;
+  const auto now = validate_table(table, resolve, base);
+  fit.objective_at_current = mean_abs_log_ratio(now);
+  fit.summary_at_current = now.summary;
+  return fit;
+}
+
+std::string to_text(const ParamFit& f) {
+  char buf[512];
+  std::string out;
+  std::snprintf(buf, sizeof buf, "fit %s on %d rows: best %.3g (mean |ln(predicted/measured)| %.3f; median |error| %.1f%%, p90 %.1f%%, max %.1f%%)\n",
+                f.name.c_str(), f.rows, f.best, f.objective_at_best, f.summary_at_best.median_abs_error_pct,
+                f.summary_at_best.p90_abs_error_pct, f.summary_at_best.max_abs_error_pct);
+  out += buf;
+  std::snprintf(buf, sizeof buf, "  current %.3g: mean |ln| %.3f; median |error| %.1f%%, p90 %.1f%%, max %.1f%%\n", f.current,
+                f.objective_at_current, f.summary_at_current.median_abs_error_pct, f.summary_at_current.p90_abs_error_pct,
+                f.summary_at_current.max_abs_error_pct);
+  out += buf;
+  out += "  rows informing it (prediction moves > 1% across the bounds, " + std::to_string(f.informing_rows.size()) + "):";
+  for (const auto& id : f.informing_rows) out += " " + id;
+  out += "\n";
+  return out;
+}
+
+}  // namespace moesim::predict
