@@ -96,6 +96,9 @@ struct Layout {
   Dtype grad_reduce_dtype = Dtype::fp32;      // Megatron --grad-reduce-in-bf16 makes it bf16
   Dtype optimizer_moment_dtype = Dtype::fp32; // Megatron --exp-avg-dtype/--exp-avg-sq-dtype (precision-aware optimizer)
   bool fp8_param_gather = false;              // FP8 primary weights (no BF16 weight copy)
+  // Core attention (SDPA) in FP8 (Megatron --fp8-dot-product-attention); only with an FP8 / MXFP8 precision.
+  // Off, attention runs in BF16 whatever the GEMM precision (groundtruth.md §6).
+  bool fp8_attention = false;
 
   // Derived sizes. They truncate when sizes do not divide; validate() reports that case.
   int dp() const { return gpus / nonzero(tp * pp * cp); }     // attention data parallel

@@ -40,6 +40,8 @@ const std::vector<LayoutField>& layout_fields() {
        "Gradient reduction dtype: bf16 | fp32 (default fp32)"},
       {"optimizer_moment_dtype", "", K::dtype, K::dtype, "Adam moment dtype: bf16 | fp32 (default fp32)"},
       {"fp8_param_gather", "", K::boolean, K::boolean, "FP8 primary weights (no BF16 weight copy)"},
+      {"fp8_attention", "fp8_dot_product_attention", K::boolean, K::boolean,
+       "Core attention in FP8 (only with an FP8 / MXFP8 precision)"},
   };
   return fields;
 }

@@ -176,6 +176,7 @@ Layout read_layout_fields(ObjectReader& r) {
   l.account_for_loss_in_pipeline_split = fr.boolean("account_for_loss_in_pipeline_split").value_or(false);
   l.distributed_optimizer = fr.boolean("distributed_optimizer").value_or(true);
   l.fp8_param_gather = fr.boolean("fp8_param_gather").value_or(false);
+  l.fp8_attention = fr.boolean("fp8_attention").value_or(false);
   if (auto d = fr.parsed<Dtype>(fr.spelling("optimizer_moment_dtype"), parse_dtype)) l.optimizer_moment_dtype = *d;
   {
     const std::string key = fr.spelling("grad_reduce_dtype");
@@ -253,6 +254,7 @@ config::Json to_json(const Layout& l) {
   j["grad_reduce_dtype"] = std::string(to_string(l.grad_reduce_dtype));
   j["optimizer_moment_dtype"] = std::string(to_string(l.optimizer_moment_dtype));
   j["fp8_param_gather"] = l.fp8_param_gather;
+  j["fp8_attention"] = l.fp8_attention;
   return j;
 }
 

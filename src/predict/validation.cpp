@@ -155,6 +155,15 @@ RowCase case_from_row(const std::map<std::string, std::string>& row, const Resol
     if (lower(col(row, "framework")).find("megatron-bridge") != std::string::npos) {
       c.layout.grad_reduce_dtype = layout::Dtype::bf16;
       if (c.model.attention.kind == model::AttentionKind::mla) c.layout.optimizer_moment_dtype = layout::Dtype::bf16;
+      // FP8 attention where the row says so ("FP8 DPA" in its notes), and on every MXFP8 GB300 row of the 26.06
+      // container (groundtruth.md §6: "The 26.06 GB300 rows also use FP8 attention").
+      const std::string notes = lower(col(row, "notes"));
+      const bool says = notes.find("fp8 dpa") != std::string::npos ||
+                        notes.find("fp8_dot_product_attention") != std::string::npos;
+      const bool gb300_2606 = lower(col(row, "hardware")).find("gb300") != std::string::npos &&
+                              col(row, "source").find("26.06") != std::string::npos &&
+                              c.layout.precision == layout::Precision::mxfp8;
+      if (c.layout.precision != layout::Precision::bf16 && (says || gb300_2606)) c.layout.fp8_attention = true;
     }
     const int stages = c.layout.pp * c.layout.vpp;
     if (c.layout.pp_layout.empty() && stages > 1 && c.model.num_layers % stages != 0)

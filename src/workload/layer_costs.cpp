@@ -131,7 +131,10 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
   s.heads = a.num_attention_heads / tp;
   s.causal = true;
   s.window = window;  // a query attends to itself and the `window` keys before it
-  s.dtype = kernels::DType::bf16;  // core attention runs in BF16 (groundtruth.md §6: SDPA stays high precision)
+  // Core attention runs in BF16 (groundtruth.md §6: SDPA stays high precision) unless the layout asks for FP8
+  // attention, which uses the precision's FP8 format (NVFP4 GEMM recipes keep FP8 attention: no FP4 SDPA).
+  const auto gemm = gemm_dtype(l.precision);
+  s.dtype = !l.fp8_attention ? kernels::DType::bf16 : gemm == kernels::DType::fp4 ? kernels::DType::fp8 : gemm;
   if (a.kind == model::AttentionKind::mla) {
     const I nh = a.num_attention_heads;
     if (a.q_lora_rank > 0) {

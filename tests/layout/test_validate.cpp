@@ -120,3 +120,11 @@ TEST_CASE("zero and negative sizes are reported before divisibility") {
   l.gpus = 0, l.tp = -2, l.gbs = 8, l.seq = 4096, l.mtp = -1;
   CHECK(infeasible(l, qwen3_30b()) == "gpus=0 must be at least 1\ntp=-2 must be at least 1\nmtp=-1 must not be negative");
 }
+
+TEST_CASE("FP8 attention needs an FP8 precision") {
+  Layout l = gb300_recipe();
+  l.fp8_attention = true;
+  CHECK(problems(l, deepseek_v3()).empty());
+  l.precision = Precision::bf16;
+  CHECK(infeasible(l, deepseek_v3()) == "fp8_attention needs an FP8 or MXFP8 precision (precision is bf16)");
+}

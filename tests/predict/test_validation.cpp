@@ -202,3 +202,25 @@ TEST_CASE("refitting one general parameter recovers the value that produced the 
   CHECK_THROWS_AS(predict::fit_step_param(table, resolvers(), {}, {"framework_host_factor", 2.0, 1.0, 10}), ConfigError);
   CHECK_THROWS_AS(predict::fit_step_param(table, resolvers(), {}, {"framework_host_facto", 1.0, 2.0, 10}), ConfigError);
 }
+
+TEST_CASE("Megatron-Bridge recipe defaults: BF16 gradient reduce; FP8 attention where the row or groundtruth.md §6 says so") {
+  auto bridge = [](const std::string& precision, const std::string& hardware, const std::string& source,
+                   const std::string& notes) {
+    std::map<std::string, std::string> r{{"id", "X"},         {"model", "small-moe"}, {"hardware", hardware},
+                                         {"gpus", "8"},       {"tp", "1"},            {"pp", "2"},
+                                         {"ep", "4"},         {"mbs", "1"},           {"gbs", "32"},
+                                         {"seq", "4096"},     {"precision", precision},
+                                         {"framework", "Megatron-Bridge/MCore"},      {"metric", "tflops_per_gpu"},
+                                         {"value", "100"},    {"source", source},     {"notes", notes}};
+    auto rc = predict::case_from_row(r, resolvers());
+    REQUIRE(rc.c.has_value());
+    return rc.c->layout;
+  };
+  const auto said = bridge("MXFP8", "DGX-H100", "docs (26.02 NeMo container)", "full-iteration CUDA graph, FP8 DPA");
+  CHECK(said.fp8_attention);
+  CHECK(said.grad_reduce_dtype == layout::Dtype::bf16);
+  CHECK(bridge("MXFP8", "DGX-GB300", "docs (26.06 NeMo container)", "").fp8_attention);
+  CHECK_FALSE(bridge("MXFP8", "DGX-GB300", "docs (26.02 NeMo container)", "").fp8_attention);
+  CHECK_FALSE(bridge("MXFP8", "DGX-GB200", "docs (26.06 NeMo container)", "").fp8_attention);
+  CHECK_FALSE(bridge("BF16", "DGX-H100", "docs", "FP8 DPA").fp8_attention);  // no FP8 recipe, no FP8 attention
+}
