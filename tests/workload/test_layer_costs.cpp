@@ -50,6 +50,14 @@ layout::Layout base_layout(int ep) {
   return l;
 }
 
+// The causal core-attention forward kernel of a GQA model's layer over `seq` tokens (one sequence, all heads).
+kernels::AttentionFwd gqa_attention(const model::ModelSpec& m, std::int64_t seq, kernels::DType d = kernels::DType::bf16) {
+  kernels::AttentionFwd a;
+  a.batch = 1, a.seq_q = a.seq_kv = seq, a.heads = m.attention.num_attention_heads;
+  a.kv_heads = m.attention.num_query_groups, a.d_qk = a.d_v = m.attention.head_dim, a.causal = true, a.dtype = d;
+  return a;
+}
+
 // Every timed Block of a LayerCosts, in a fixed order (for field-by-field comparisons).
 std::vector<Block> blocks(const LayerCosts& c) {
   std::vector<Block> out;
@@ -321,10 +329,7 @@ TEST_CASE("a sliding-window layer's core attention costs what a window of that m
   CHECK(windowed.attention.fwd.kernels == full.attention.fwd.kernels);
   CHECK(windowed.experts.fwd.seconds == full.experts.fwd.seconds);
   // The difference is exactly the attention kernels' difference.
-  kernels::AttentionFwd a;
-  a.batch = 1, a.seq_q = 4096, a.seq_kv = 4096, a.heads = g.attention.num_attention_heads;
-  a.kv_heads = g.attention.num_query_groups, a.d_qk = a.d_v = g.attention.head_dim, a.causal = true;
-  a.dtype = kernels::DType::bf16;
+  auto a = gqa_attention(g, 4096);
   const double t_full = f.model->seconds(a, dev);
   a.window = 129;
   const double t_window = f.model->seconds(a, dev);
@@ -370,12 +375,7 @@ TEST_CASE("context parallelism: each rank does 1/cp of the whole causal attentio
   Fixture f;
   const auto q = load("qwen3-30b-a3b");
   const auto dev = rates("gb200-nvl72");
-  auto attention_kernel = [&](std::int64_t seq) {
-    kernels::AttentionFwd a;
-    a.batch = 1, a.seq_q = a.seq_kv = seq, a.heads = q.attention.num_attention_heads;
-    a.kv_heads = q.attention.num_query_groups, a.d_qk = a.d_v = q.attention.head_dim, a.causal = true;
-    return f.model->seconds(a, dev);
-  };
+  auto attention_kernel = [&](std::int64_t seq) { return f.model->seconds(gqa_attention(q, seq), dev); };
   // CP4 over 32k tokens: the rank's projections, norms and RoPE see 8k tokens, exactly like a CP1 layout at 8k;
   // its core attention is a quarter of the whole 32k causal attention (not the last 8k queries against 32k keys,
   // which would be 1.75x that).
@@ -399,9 +399,7 @@ TEST_CASE("FP8 attention: only the core attention kernels change, to the precisi
   l.fp8_attention = true;
   const auto fp8 = f.costs(q, true, l, dev);
   auto kernel_pair = [&](kernels::DType d) {
-    kernels::AttentionFwd a;
-    a.batch = 1, a.seq_q = a.seq_kv = 4096, a.heads = q.attention.num_attention_heads;
-    a.kv_heads = q.attention.num_query_groups, a.d_qk = a.d_v = q.attention.head_dim, a.causal = true, a.dtype = d;
+    const auto a = gqa_attention(q, 4096, d);
     kernels::AttentionBwd b;
     static_cast<kernels::AttentionShape&>(b) = a;
     return std::make_pair(f.model->seconds(a, dev), f.model->seconds(b, dev));
