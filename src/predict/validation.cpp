@@ -1,8 +1,12 @@
 #include "predict/validation.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -188,11 +192,13 @@ double RowCase::value_of(const report::StepReport& r) const {
                                               : r.step_time_s;
 }
 
-ValidationResult validate_table(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base) {
+ValidationResult validate_table(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base,
+                                int jobs) {
   ValidationResult out;
-  std::vector<double> errors;
-  for (const auto& row : table.rows) {
-    ValidationRow v;
+  out.rows.resize(table.rows.size());
+  auto predict_row = [&](std::size_t i) {
+    const auto& row = table.rows[i];
+    ValidationRow& v = out.rows[i];
     v.model = col(row, "model");
     v.hardware = col(row, "hardware");
     RowCase rc = case_from_row(row, resolve, base);
@@ -200,20 +206,44 @@ ValidationResult validate_table(const config::CsvTable& table, const Resolvers& 
     v.metric = rc.metric;
     v.measured = rc.measured;
     v.skipped = rc.skipped;
-    if (rc.c) {
+    if (!rc.c) return;
+    try {
+      const auto p = predict_step(*rc.c, rc.options);
+      v.layout = p.report.layout_summary;
+      v.predicted = rc.value_of(p.report);
+    } catch (const Error& e) {
+      std::string what = e.what();
+      if (auto nl = what.find('\n'); nl != std::string::npos) what = what.substr(0, nl) + " ...";
+      v.skipped = what;
+    }
+  };
+  // Rows are independent; each worker takes the next unclaimed row. An exception that is not a row's own
+  // (an internal error) is re-thrown after the workers stop.
+  const std::size_t workers = std::min<std::size_t>(
+      table.rows.size(), jobs > 0 ? static_cast<std::size_t>(jobs) : std::max(1u, std::thread::hardware_concurrency()));
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto work = [&] {
+    for (std::size_t i = next++; i < table.rows.size(); i = next++) {
       try {
-        const auto p = predict_step(*rc.c, rc.options);
-        v.layout = p.report.layout_summary;
-        v.predicted = rc.value_of(p.report);
-      } catch (const Error& e) {
-        std::string what = e.what();
-        if (auto nl = what.find('\n'); nl != std::string::npos) what = what.substr(0, nl) + " ...";
-        v.skipped = what;
+        predict_row(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
       }
     }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+
+  std::vector<double> errors;
+  for (const auto& v : out.rows) {
     if (v.predicted) errors.push_back(std::fabs(v.error_pct()));
     else out.summary.skipped++;
-    out.rows.push_back(std::move(v));
   }
   out.summary.n = static_cast<int>(errors.size());
   out.summary.median_abs_error_pct = percentile(errors, 0.5);

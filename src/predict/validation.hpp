@@ -48,7 +48,10 @@ struct Resolvers {
   std::function<topology::SystemSpec(const std::string&)> system;
 };
 
-ValidationResult validate_table(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base = {});
+// Rows are predicted on `jobs` threads (0 = one per hardware thread); the result does not depend on it (each row's
+// prediction is independent and lands in its row's slot).
+ValidationResult validate_table(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base = {},
+                                int jobs = 0);
 
 // One row turned into a case with the options validate predicts it with (documented defaults applied, memory
 // not enforced, the row's FLOP convention), or the reason it is skipped.

@@ -224,3 +224,15 @@ TEST_CASE("Megatron-Bridge recipe defaults: BF16 gradient reduce; FP8 attention 
   CHECK_FALSE(bridge("MXFP8", "DGX-GB200", "docs (26.06 NeMo container)", "").fp8_attention);
   CHECK_FALSE(bridge("BF16", "DGX-H100", "docs", "FP8 DPA").fp8_attention);  // no FP8 recipe, no FP8 attention
 }
+
+TEST_CASE("validate_table: the result does not depend on the number of worker threads") {
+  std::string body;
+  for (int i = 0; i < 7; ++i)
+    body += row("R" + std::to_string(i), i % 2 ? "tflops_per_gpu" : "step_time_s", std::to_string(100 + i));
+  body += row("U", "tflops_per_gpu", "100", "no-such-model");
+  const auto table = config::parse_csv(kHeader + body, "t.csv");
+  const auto one = predict::to_json_text(predict::validate_table(table, resolvers(), {}, 1));
+  CHECK(predict::to_json_text(predict::validate_table(table, resolvers(), {}, 3)) == one);
+  CHECK(predict::to_json_text(predict::validate_table(table, resolvers(), {}, 0)) == one);
+  CHECK(one.find("\"id\": \"U\"") != std::string::npos);
+}
