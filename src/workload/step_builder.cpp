@@ -100,6 +100,16 @@ class Builder {
 
   LinkId link(int rank, LinkClass c) const { return 2 * rank + (c == LinkClass::nic ? 1 : 0); }
 
+  // Per-module graphs (cuda_graph partial) cover Megatron's documented scopes attn, mlp (dense), moe_router and
+  // moe_preprocess (Megatron docs cuda_graph.md; the Bridge rows' "TE CUDA graphs attn/router/preprocess"): the
+  // routed and shared experts, unpermute, embedding, loss and MTP head stay eager, and so does a recompute that
+  // redoes expert work.
+  bool recompute_graphable() const {
+    using M = layout::RecomputeModule;
+    const auto& rc = l_.recompute;
+    return rc.granularity == layout::RecomputeGranularity::selective && !rc.has(M::moe) && !rc.has(M::moe_act) &&
+           !rc.has(M::shared_experts);
+  }
   bool captured(bool graphable) const {
     return l_.cuda_graph == layout::CudaGraph::full || (l_.cuda_graph == layout::CudaGraph::partial && graphable);
   }
@@ -251,7 +261,7 @@ class Builder {
       return;
     }
     Chain shared{r.chain->last};
-    compute(r.rank, c.shared.fwd, "shared_expert_fwd", shared, r.layer, r.mb, Phase::fwd, true);
+    compute(r.rank, c.shared.fwd, "shared_expert_fwd", shared, r.layer, r.mb, Phase::fwd);
     r.chain->last = dispatch;
     compute(r.rank, c.experts.fwd, "experts_fwd", *r.chain, r.layer, r.mb, Phase::fwd, false, {shared.last});
   }
@@ -294,7 +304,7 @@ class Builder {
   }
 
   void bwd_recompute(const LayerRun& r) {
-    compute(r.rank, r.cost->recompute, "recompute", *r.chain, r.layer, r.mb, Phase::recompute, true);
+    compute(r.rank, r.cost->recompute, "recompute", *r.chain, r.layer, r.mb, Phase::recompute, recompute_graphable());
   }
   // MoE backward of the combine: unpermute grad, then the combine-gradient all-to-all (dispatch-shaped, BF16).
   OpId bwd_combine(const LayerRun& r) {
@@ -321,8 +331,8 @@ class Builder {
     Chain w{dgrad};
     compute(r.rank, r.cost->experts.wgrad, "experts_wgrad", w, r.layer, r.mb, Phase::bwd_wgrad, false);
     Chain s{dgrad};
-    compute(r.rank, r.cost->shared.dgrad, "shared_expert_dgrad", s, r.layer, r.mb, Phase::bwd_dgrad, true);
-    compute(r.rank, r.cost->shared.wgrad, "shared_expert_wgrad", s, r.layer, r.mb, Phase::bwd_wgrad, true);
+    compute(r.rank, r.cost->shared.dgrad, "shared_expert_dgrad", s, r.layer, r.mb, Phase::bwd_dgrad);
+    compute(r.rank, r.cost->shared.wgrad, "shared_expert_wgrad", s, r.layer, r.mb, Phase::bwd_wgrad);
     r.chain->last = d;
     bwd_pending_ = {w.last, s.last};
     return d;
@@ -416,19 +426,19 @@ class Builder {
     if (u.unit.forward) {
       if (auto it = param_gather_.find(std::make_pair(rank, u.unit.chunk)); it != param_gather_.end() && mb == 0)
         u.chain.last = join_any(rank, u.chain.last, it->second);
-      if (ch.has_embedding) compute(rank, embedding_.fwd, "embedding_fwd", u.chain, -1, mb, Phase::fwd, true);
+      if (ch.has_embedding) compute(rank, embedding_.fwd, "embedding_fwd", u.chain, -1, mb, Phase::fwd);
       for (int layer : ch.layers) u.layers.push_back({rank, layer, mb, m_.is_moe_layer(layer), &cost_of(layer), &u.chain});
       for (int t : ch.mtp_layers) u.layers.push_back({rank, static_cast<int>(m_.num_layers) + t, mb, m_.mtp_layer_is_moe(), &cost_of(static_cast<int>(m_.num_layers) + t), &u.chain});
     } else {
       if (ch.has_loss) {
-        compute(rank, output_.fwd, "output_fwd", u.chain, -1, mb, Phase::fwd, true);
-        compute(rank, output_.dgrad, "output_dgrad", u.chain, -1, mb, Phase::bwd_dgrad, true);
-        compute(rank, output_.wgrad, "output_wgrad", u.chain, -1, mb, Phase::bwd_wgrad, true);
+        compute(rank, output_.fwd, "output_fwd", u.chain, -1, mb, Phase::fwd);
+        compute(rank, output_.dgrad, "output_dgrad", u.chain, -1, mb, Phase::bwd_dgrad);
+        compute(rank, output_.wgrad, "output_wgrad", u.chain, -1, mb, Phase::bwd_wgrad);
       }
       for (auto it = ch.mtp_layers.rbegin(); it != ch.mtp_layers.rend(); ++it) {
-        compute(rank, mtp_extra_.fwd, "mtp_head_fwd", u.chain, static_cast<int>(m_.num_layers) + *it, mb, Phase::fwd, true);
-        compute(rank, mtp_extra_.dgrad, "mtp_head_dgrad", u.chain, static_cast<int>(m_.num_layers) + *it, mb, Phase::bwd_dgrad, true);
-        compute(rank, mtp_extra_.wgrad, "mtp_head_wgrad", u.chain, static_cast<int>(m_.num_layers) + *it, mb, Phase::bwd_wgrad, true);
+        compute(rank, mtp_extra_.fwd, "mtp_head_fwd", u.chain, static_cast<int>(m_.num_layers) + *it, mb, Phase::fwd);
+        compute(rank, mtp_extra_.dgrad, "mtp_head_dgrad", u.chain, static_cast<int>(m_.num_layers) + *it, mb, Phase::bwd_dgrad);
+        compute(rank, mtp_extra_.wgrad, "mtp_head_wgrad", u.chain, static_cast<int>(m_.num_layers) + *it, mb, Phase::bwd_wgrad);
         u.layers.push_back({rank, static_cast<int>(m_.num_layers) + *it, mb, m_.mtp_layer_is_moe(), &cost_of(static_cast<int>(m_.num_layers) + *it), &u.chain});
       }
       for (auto it = ch.layers.rbegin(); it != ch.layers.rend(); ++it)
@@ -449,7 +459,7 @@ class Builder {
         pending_inputs_[std::make_tuple(false, vs, mb)] = u.chain.last;
       }
     } else {
-      if (chunk(rank, u.unit.chunk).has_embedding) compute(rank, embedding_.wgrad, "embedding_wgrad", u.chain, -1, mb, Phase::bwd_wgrad, true);
+      if (chunk(rank, u.unit.chunk).has_embedding) compute(rank, embedding_.wgrad, "embedding_wgrad", u.chain, -1, mb, Phase::bwd_wgrad);
       if (vs > 0) pending_inputs_[std::make_tuple(false, vs - 1, mb)] = pp_send(rank, -1, mb, Phase::bwd_dgrad, u.chain.last);
       last_bwd_[u.unit.chunk] = u.chain.last;
     }
