@@ -76,7 +76,10 @@ Json convert(FieldKind kind, const std::string& v) {
     }
     case FieldKind::precision: return std::string(layout::to_string(layout::parse_precision(v)));
     case FieldKind::dispatcher: return std::string(layout::to_string(layout::parse_dispatcher(v)));
-    case FieldKind::cuda_graph: return std::string(layout::to_string(layout::parse_cuda_graph(v)));
+    case FieldKind::cuda_graph: {
+      const auto g = layout::parse_cuda_graph_setting(v);
+      return layout::cuda_graph_text(g.mode, g.scopes);
+    }
     case FieldKind::grouped_gemm: return std::string(layout::to_string(layout::parse_grouped_gemm(v)));
     case FieldKind::dtype: return std::string(layout::to_string(layout::parse_dtype(v)));
     case FieldKind::recompute: return layout::parse_recompute(v).to_string();

@@ -41,6 +41,14 @@ const NameTable<GroupedGemm>& grouped_gemm_table() {
       {"auto", GroupedGemm::auto_}, {"per-expert", GroupedGemm::per_expert}, {"fused", GroupedGemm::fused}};
   return t;
 }
+const NameTable<GraphScope>& graph_scope_table() {
+  static const NameTable<GraphScope> t = {{"attn", GraphScope::attn},
+                                          {"mlp", GraphScope::mlp},
+                                          {"moe_router", GraphScope::moe_router},
+                                          {"moe_preprocess", GraphScope::moe_preprocess},
+                                          {"shared_experts", GraphScope::shared_experts}};
+  return t;
+}
 const NameTable<Dtype>& dtype_table() {
   static const NameTable<Dtype> t = {{"bf16", Dtype::bf16}, {"fp32", Dtype::fp32}};
   return t;
@@ -160,6 +168,32 @@ Dispatcher parse_dispatcher(std::string_view text) {
 CudaGraph parse_cuda_graph(std::string_view text) {
   return lookup(cuda_graph_table(), "cuda_graph", text, normalise(text));
 }
+CudaGraphSetting parse_cuda_graph_setting(std::string_view text) {
+  const auto colon = text.find(':');
+  CudaGraphSetting s;
+  s.mode = parse_cuda_graph(text.substr(0, colon));
+  if (colon == std::string_view::npos) return s;
+  if (s.mode != CudaGraph::partial)
+    throw std::invalid_argument("a graph scope list only goes with partial, got \"" + std::string(text) + "\"");
+  s.scopes = 0;
+  for (const auto& name : split_modules(text.substr(colon + 1)))
+    s.scopes |= static_cast<std::uint32_t>(lookup(graph_scope_table(), "graph scope", name, normalise(name)));
+  if (s.scopes == 0) throw std::invalid_argument("\"partial:\" needs at least one graph scope");
+  return s;
+}
+std::string cuda_graph_text(CudaGraph mode, std::uint32_t scopes) {
+  std::string out(to_string(mode));
+  if (mode != CudaGraph::partial || scopes == kDefaultGraphScopes) return out;
+  const char* sep = ": ";
+  for (const auto& [name, g] : graph_scope_table()) {
+    if ((scopes & static_cast<std::uint32_t>(g)) == 0) continue;
+    out += sep;
+    out += name;
+    sep = ",";
+  }
+  return out;
+}
+std::vector<std::string> graph_scope_names() { return canonical_names(graph_scope_table()); }
 GroupedGemm parse_grouped_gemm(std::string_view text) {
   std::string key = normalise(text);
   for (char& c : key)

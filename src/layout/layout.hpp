@@ -25,6 +25,25 @@ enum class Dispatcher { alltoall, allgather, deepep, hybridep };
 // full = whole-iteration graph (groundtruth.md column cuda_graph).
 enum class CudaGraph { none, partial, full };
 
+// What per-module graphs (CudaGraph::partial) capture: Megatron's --cuda-graph-scope names attn, mlp (dense MLP),
+// moe_router, moe_preprocess (Megatron docs cuda_graph.md), and shared_experts — moesim's name for capturing the
+// MoE shared-expert block (the GB200 ladder's step 9, moe-modeling.md §7; Megatron's flag for it is not in the
+// reference). Default: the four Megatron scopes.
+enum class GraphScope : std::uint32_t {
+  attn = 1u << 0,
+  mlp = 1u << 1,
+  moe_router = 1u << 2,
+  moe_preprocess = 1u << 3,
+  shared_experts = 1u << 4,
+};
+inline constexpr std::uint32_t kDefaultGraphScopes = 0xFu;  // attn, mlp, moe_router, moe_preprocess
+
+// The cuda_graph text: "none" | "full" | "partial" (default scopes) | "partial: attn, moe_router, ..." .
+struct CudaGraphSetting {
+  CudaGraph mode = CudaGraph::none;
+  std::uint32_t scopes = kDefaultGraphScopes;  // only meaningful for partial
+};
+
 // How the routed experts' GEMMs run. per_expert = one cuBLAS GEMM per expert (Transformer Engine GroupedLinear's
 // default path); fused = one grouped kernel (TE's graph-safe grouped GEMM or fused grouped MLP, DeepGEMM, CUTLASS);
 // auto = fused with a full-iteration CUDA graph (which needs the graph-safe, sync-free grouped path), else
@@ -80,6 +99,7 @@ struct Layout {
   Dispatcher dispatcher = Dispatcher::alltoall;
   Recompute recompute;
   CudaGraph cuda_graph = CudaGraph::none;
+  std::uint32_t cuda_graph_scopes = kDefaultGraphScopes;  // GraphScope bits captured when cuda_graph is partial
   GroupedGemm grouped_gemm = GroupedGemm::auto_;
   bool a2a_overlap = false;  // Megatron --overlap-moe-expert-parallel-comm (1F1B EP all-to-all overlap)
   int mtp = 0;               // MTP layers used (Megatron --mtp-num-layers)
@@ -141,6 +161,11 @@ Precision parse_precision(std::string_view text);
 // Megatron's "flex" is rejected with a hint to name its backend (deepep or hybridep).
 Dispatcher parse_dispatcher(std::string_view text);
 CudaGraph parse_cuda_graph(std::string_view text);
+// The full cuda_graph text, with an optional scope list after "partial:" (a scope list after none / full is an
+// error); and back: "partial" alone when the scopes are the default, else "partial: a,b" in GraphScope order.
+CudaGraphSetting parse_cuda_graph_setting(std::string_view text);
+std::string cuda_graph_text(CudaGraph mode, std::uint32_t scopes);
+std::vector<std::string> graph_scope_names();
 GroupedGemm parse_grouped_gemm(std::string_view text);
 Dtype parse_dtype(std::string_view text);
 RecomputeModule parse_recompute_module(std::string_view text);

@@ -22,7 +22,7 @@ const std::vector<LayoutField>& layout_fields() {
        "MoE dispatcher: alltoall | allgather | deepep | hybridep"},
       {"recompute", "", K::recompute, K::recompute,
        "none | selective[: modules] | full[: uniform|block N]"},
-      {"cuda_graph", "", K::cuda_graph, K::cuda_graph, "CUDA graphs: none | partial | full"},
+      {"cuda_graph", "", K::cuda_graph, K::cuda_graph, "CUDA graphs: none | partial[: attn,mlp,moe_router,moe_preprocess,shared_experts] | full"},
       {"grouped_gemm", "", K::grouped_gemm, K::grouped_gemm,
        "Routed-expert GEMMs: auto (fused with full CUDA graphs, else per-expert) | per-expert | fused"},
       {"a2a_overlap", "overlap_moe_expert_parallel_comm", K::boolean, K::boolean,

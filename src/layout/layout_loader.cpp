@@ -166,7 +166,10 @@ Layout read_layout_fields(ObjectReader& r) {
 
   if (auto p = fr.parsed<Precision>(fr.spelling("precision"), parse_precision)) l.precision = *p;
   if (auto d = fr.parsed<Dispatcher>(fr.spelling("dispatcher"), parse_dispatcher)) l.dispatcher = *d;
-  if (auto g = fr.parsed<CudaGraph>(fr.spelling("cuda_graph"), parse_cuda_graph)) l.cuda_graph = *g;
+  if (auto g = fr.parsed<CudaGraphSetting>(fr.spelling("cuda_graph"), parse_cuda_graph_setting)) {
+    l.cuda_graph = g->mode;
+    l.cuda_graph_scopes = g->scopes;
+  }
   if (auto g = fr.parsed<GroupedGemm>(fr.spelling("grouped_gemm"), parse_grouped_gemm)) l.grouped_gemm = *g;
   if (auto rc = read_recompute(fr)) l.recompute = *rc;
 
@@ -242,7 +245,7 @@ config::Json to_json(const Layout& l) {
   j["precision"] = std::string(to_string(l.precision));
   j["dispatcher"] = std::string(to_string(l.dispatcher));
   j["recompute"] = l.recompute.to_string();
-  j["cuda_graph"] = std::string(to_string(l.cuda_graph));
+  j["cuda_graph"] = cuda_graph_text(l.cuda_graph, l.cuda_graph_scopes);
   j["grouped_gemm"] = std::string(to_string(l.grouped_gemm));
   j["a2a_overlap"] = l.a2a_overlap;
   j["mtp"] = l.mtp;

@@ -30,7 +30,7 @@ std::string layout_summary(const layout::Layout& l) {
   s += " DP" + std::to_string(l.dp()) + " MBS" + std::to_string(l.mbs) + " GBS" + std::to_string(l.gbs) + " seq" +
        std::to_string(l.seq) + " " + std::string(layout::to_string(l.precision)) + " " +
        std::string(layout::to_string(l.dispatcher)) + ", recompute " + l.recompute.to_string() + ", cuda graph " +
-       std::string(layout::to_string(l.cuda_graph)) + (l.a2a_overlap ? ", a2a overlap" : "") +
+       layout::cuda_graph_text(l.cuda_graph, l.cuda_graph_scopes) + (l.a2a_overlap ? ", a2a overlap" : "") +
        (l.mtp > 0 ? ", MTP " + std::to_string(l.mtp) : "");
   return s;
 }

@@ -74,7 +74,9 @@ std::optional<std::string> read_layout(const std::map<std::string, std::string>&
     const std::string rec = col(row, "recompute");
     l.recompute = rec.empty() ? layout::Recompute{} : layout::parse_recompute(rec);
     const std::string graph = col(row, "cuda_graph");
-    l.cuda_graph = graph.empty() ? layout::CudaGraph::none : layout::parse_cuda_graph(graph);
+    const auto g = graph.empty() ? layout::CudaGraphSetting{} : layout::parse_cuda_graph_setting(graph);
+    l.cuda_graph = g.mode;
+    l.cuda_graph_scopes = g.scopes;
   } catch (const std::invalid_argument& e) {
     return std::string(e.what());
   }

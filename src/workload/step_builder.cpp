@@ -100,22 +100,31 @@ class Builder {
 
   LinkId link(int rank, LinkClass c) const { return 2 * rank + (c == LinkClass::nic ? 1 : 0); }
 
-  // Per-module graphs (cuda_graph partial) cover Megatron's documented scopes attn, mlp (dense), moe_router and
-  // moe_preprocess (Megatron docs cuda_graph.md; the Bridge rows' "TE CUDA graphs attn/router/preprocess"): the
-  // routed and shared experts, unpermute, embedding, loss and MTP head stay eager, and so does a recompute that
-  // redoes expert work.
-  bool recompute_graphable() const {
+  // Per-module graphs (cuda_graph partial) capture the blocks of the layout's graph scopes (layout.hpp GraphScope:
+  // Megatron's attn, mlp, moe_router, moe_preprocess; moesim's shared_experts). Routed experts, unpermute,
+  // embedding, loss, MTP head, optimizer and every collective have no scope and stay eager, and so does a recompute
+  // that redoes expert work.
+  static constexpr std::uint32_t kAttn = static_cast<std::uint32_t>(layout::GraphScope::attn);
+  static constexpr std::uint32_t kMlp = static_cast<std::uint32_t>(layout::GraphScope::mlp);
+  static constexpr std::uint32_t kShared = static_cast<std::uint32_t>(layout::GraphScope::shared_experts);
+  static constexpr std::uint32_t kRouter = static_cast<std::uint32_t>(layout::GraphScope::moe_router) |
+                                           static_cast<std::uint32_t>(layout::GraphScope::moe_preprocess);
+  // The pre-MLP norm with the router, top-k and permute (MoE) or alone (dense).
+  static std::uint32_t pre_mlp_scope(const auto& r) { return r.moe ? kRouter : kMlp; }
+  std::uint32_t recompute_scope() const {
     using M = layout::RecomputeModule;
     const auto& rc = l_.recompute;
-    return rc.granularity == layout::RecomputeGranularity::selective && !rc.has(M::moe) && !rc.has(M::moe_act) &&
-           !rc.has(M::shared_experts);
+    const bool experts = rc.has(M::moe) || rc.has(M::moe_act) || rc.has(M::shared_experts);
+    return rc.granularity == layout::RecomputeGranularity::selective && !experts ? kAttn | kMlp : 0;
   }
-  bool captured(bool graphable) const {
-    return l_.cuda_graph == layout::CudaGraph::full || (l_.cuda_graph == layout::CudaGraph::partial && graphable);
+  // Is a block of graph scope `scope` (0 = none) captured?
+  bool captured(std::uint32_t scope) const {
+    return l_.cuda_graph == layout::CudaGraph::full ||
+           (l_.cuda_graph == layout::CudaGraph::partial && (scope & l_.cuda_graph_scopes) != 0);
   }
 
   OpId compute(int rank, const Block& b, const char* name, Chain& chain, int layer, int mb, Phase phase,
-               bool graphable = false, std::vector<OpId> extra = {}) {
+               std::uint32_t graph_scope = 0, std::vector<OpId> extra = {}) {
     if (b.kernels == 0 && b.seconds <= 0) return chain.last;
     Op op;
     op.rank = rank;
@@ -127,7 +136,7 @@ class Builder {
     op.microbatch = mb;
     op.phase = phase;
     op.duration = ps(b.seconds);
-    set_launch(op, b.kernels, graphable, b.host_s);
+    set_launch(op, b.kernels, graph_scope, b.host_s);
     if (chain.last >= 0) op.deps.push_back(chain.last);
     for (OpId e : extra)
       if (e >= 0) op.deps.push_back(e);
@@ -137,10 +146,10 @@ class Builder {
 
   // Host time before the op can start: none inside a full-iteration graph, one graph launch for a captured block,
   // else the framework's eager issue time, never below the raw launch cost of its kernels.
-  void set_launch(Op& op, int kernels, bool graphable, double host_s = 0) {
+  void set_launch(Op& op, int kernels, std::uint32_t graph_scope, double host_s = 0) {
     if (l_.cuda_graph == layout::CudaGraph::full) {
       op.graph_captured = true;
-    } else if (captured(graphable)) {
+    } else if (captured(graph_scope)) {
       op.launch_cost = ps(p_.graph_launch_us * 1e-6);  // one graph launch replaces the block's kernels
     } else {
       op.launch_cost = ps(std::max(host_s, p_.kernel_launch_us * 1e-6 * std::max(1, kernels)));
@@ -175,7 +184,7 @@ class Builder {
     op.layer = layer;
     op.microbatch = mb;
     op.phase = phase;
-    set_launch(op, 1, false);
+    set_launch(op, 1, 0);
     for (OpId d : deps)
       if (d >= 0) op.deps.push_back(d);
     return g_->add_op(std::move(op));
@@ -243,10 +252,10 @@ class Builder {
   void fwd_pre_dispatch(const LayerRun& r) {
     const auto& c = *r.cost;
     tp_cp_fwd(r, true);
-    compute(r.rank, c.attention.fwd, "attention_fwd", *r.chain, r.layer, r.mb, Phase::fwd, true);
+    compute(r.rank, c.attention.fwd, "attention_fwd", *r.chain, r.layer, r.mb, Phase::fwd, kAttn);
     if (cp_pending_ >= 0) r.chain->last = join(r, cp_pending_), cp_pending_ = -1;
     tp_cp_fwd(r, false);
-    compute(r.rank, c.pre_dispatch.fwd, r.moe ? "router_permute_fwd" : "mlp_norm_fwd", *r.chain, r.layer, r.mb, Phase::fwd, true);
+    compute(r.rank, c.pre_dispatch.fwd, r.moe ? "router_permute_fwd" : "mlp_norm_fwd", *r.chain, r.layer, r.mb, Phase::fwd, pre_mlp_scope(r));
   }
   // MoE: dispatch (+ the shared expert beside it), experts, combine. Dense: the MLP.
   OpId fwd_dispatch(const LayerRun& r) {
@@ -257,13 +266,13 @@ class Builder {
   void fwd_mlp(const LayerRun& r, OpId dispatch) {
     const auto& c = *r.cost;
     if (!r.moe) {
-      compute(r.rank, c.experts.fwd, "mlp_fwd", *r.chain, r.layer, r.mb, Phase::fwd, true);
+      compute(r.rank, c.experts.fwd, "mlp_fwd", *r.chain, r.layer, r.mb, Phase::fwd, kMlp);
       return;
     }
     Chain shared{r.chain->last};
-    compute(r.rank, c.shared.fwd, "shared_expert_fwd", shared, r.layer, r.mb, Phase::fwd);
+    compute(r.rank, c.shared.fwd, "shared_expert_fwd", shared, r.layer, r.mb, Phase::fwd, kShared);
     r.chain->last = dispatch;
-    compute(r.rank, c.experts.fwd, "experts_fwd", *r.chain, r.layer, r.mb, Phase::fwd, false, {shared.last});
+    compute(r.rank, c.experts.fwd, "experts_fwd", *r.chain, r.layer, r.mb, Phase::fwd, 0, {shared.last});
   }
   void fwd_combine(const LayerRun& r) {
     if (!r.moe) {
@@ -271,7 +280,7 @@ class Builder {
       return;
     }
     r.chain->last = comm(r.rank, ep_comm("ep_combine", ep_.combine), {r.chain->last}, r.layer, r.mb, Phase::fwd);
-    compute(r.rank, r.cost->post_combine.fwd, "unpermute_fwd", *r.chain, r.layer, r.mb, Phase::fwd, false);
+    compute(r.rank, r.cost->post_combine.fwd, "unpermute_fwd", *r.chain, r.layer, r.mb, Phase::fwd);
   }
 
   // An op of `r`'s layer and micro-batch that is not a kernel: a marker or a host op.
@@ -304,7 +313,7 @@ class Builder {
   }
 
   void bwd_recompute(const LayerRun& r) {
-    compute(r.rank, r.cost->recompute, "recompute", *r.chain, r.layer, r.mb, Phase::recompute, recompute_graphable());
+    compute(r.rank, r.cost->recompute, "recompute", *r.chain, r.layer, r.mb, Phase::recompute, recompute_scope());
   }
   // MoE backward of the combine: unpermute grad, then the combine-gradient all-to-all (dispatch-shaped, BF16).
   OpId bwd_combine(const LayerRun& r) {
@@ -315,13 +324,13 @@ class Builder {
       }
       return -1;
     }
-    compute(r.rank, r.cost->post_combine.dgrad, "unpermute_bwd", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, false);
+    compute(r.rank, r.cost->post_combine.dgrad, "unpermute_bwd", *r.chain, r.layer, r.mb, Phase::bwd_dgrad);
     return r.chain->last = comm(r.rank, ep_comm("ep_combine_bwd", ep_.combine_bwd), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
   }
   void bwd_mlp(const LayerRun& r) {
     const auto& c = *r.cost;
-    compute(r.rank, c.experts.dgrad, r.moe ? "experts_dgrad" : "mlp_dgrad", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, !r.moe);
-    if (!r.moe) compute(r.rank, c.experts.wgrad, "mlp_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, true);
+    compute(r.rank, c.experts.dgrad, r.moe ? "experts_dgrad" : "mlp_dgrad", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, r.moe ? 0 : kMlp);
+    if (!r.moe) compute(r.rank, c.experts.wgrad, "mlp_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, kMlp);
   }
   OpId bwd_dispatch(const LayerRun& r) {
     if (!r.moe) return -1;
@@ -329,10 +338,10 @@ class Builder {
     const OpId d = comm(r.rank, ep_comm("ep_dispatch_bwd", ep_.dispatch_bwd), {dgrad}, r.layer, r.mb, Phase::bwd_dgrad);
     // The experts' weight gradients run while the dispatch-gradient all-to-all is in flight (delayed wgrad).
     Chain w{dgrad};
-    compute(r.rank, r.cost->experts.wgrad, "experts_wgrad", w, r.layer, r.mb, Phase::bwd_wgrad, false);
+    compute(r.rank, r.cost->experts.wgrad, "experts_wgrad", w, r.layer, r.mb, Phase::bwd_wgrad);
     Chain s{dgrad};
-    compute(r.rank, r.cost->shared.dgrad, "shared_expert_dgrad", s, r.layer, r.mb, Phase::bwd_dgrad);
-    compute(r.rank, r.cost->shared.wgrad, "shared_expert_wgrad", s, r.layer, r.mb, Phase::bwd_wgrad);
+    compute(r.rank, r.cost->shared.dgrad, "shared_expert_dgrad", s, r.layer, r.mb, Phase::bwd_dgrad, kShared);
+    compute(r.rank, r.cost->shared.wgrad, "shared_expert_wgrad", s, r.layer, r.mb, Phase::bwd_wgrad, kShared);
     r.chain->last = d;
     bwd_pending_ = {w.last, s.last};
     return d;
@@ -341,19 +350,19 @@ class Builder {
     const auto& c = *r.cost;
     std::vector<OpId> extra = bwd_pending_;
     bwd_pending_.clear();
-    compute(r.rank, c.pre_dispatch.dgrad, r.moe ? "router_permute_bwd" : "mlp_norm_bwd", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, true, extra);
-    compute(r.rank, c.pre_dispatch.wgrad, "router_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, true);
+    compute(r.rank, c.pre_dispatch.dgrad, r.moe ? "router_permute_bwd" : "mlp_norm_bwd", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, pre_mlp_scope(r), extra);
+    compute(r.rank, c.pre_dispatch.wgrad, "router_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, pre_mlp_scope(r));
     if (c.tp_bwd_bytes > 0) {
       const auto g = placement_of(layout::Dim::tp);
       const double bytes = r.moe ? c.tp_bwd_bytes : c.tp_bwd_bytes / 2;
       r.chain->last = comm(r.rank, gather_scatter(Stream::tp_comm, "tp", "tp_sp_collectives_bwd", g, bytes, comm::Collective::reduce_scatter), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
     }
-    compute(r.rank, c.attention.dgrad, "attention_dgrad", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, true);
+    compute(r.rank, c.attention.dgrad, "attention_dgrad", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, kAttn);
     if (c.cp_bwd_bytes > 0) {
       const auto g = placement_of(layout::Dim::cp);
       r.chain->last = comm(r.rank, gather_scatter(Stream::tp_comm, "cp", "cp_kv_exchange_bwd", g, c.cp_bwd_bytes, comm::Collective::reduce_scatter), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
     }
-    compute(r.rank, c.attention.wgrad, "attention_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, true);
+    compute(r.rank, c.attention.wgrad, "attention_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, kAttn);
   }
 
   void layer_fwd(const LayerRun& r) {
@@ -567,7 +576,7 @@ class Builder {
     const double bytes = shard * (2 * (4 + 2 * moment_b) + grad_b + param_b);
     Chain opt;
     kernels::MemoryBound k{bytes, "adam"};
-    compute(rank, Block{in_.kernels.seconds(k, device_), 4}, "optimizer_step", opt, -1, -1, Phase::optimizer, true, reduces);
+    compute(rank, Block{in_.kernels.seconds(k, device_), 4}, "optimizer_step", opt, -1, -1, Phase::optimizer, 0, reduces);
   }
 
   const StepInputs& in_;

@@ -108,6 +108,22 @@ TEST_CASE("dispatcher, cuda graph and dtype names") {
         "expected cuda_graph none | partial | full, got \"ful\" (did you mean \"full\"?)");
   CHECK(parse_dtype("BF16") == Dtype::bf16);
   CHECK(parse_dtype("fp32") == Dtype::fp32);
+  // Graph scopes: "partial" alone = Megatron's four scopes; an explicit list; canonical text back.
+  const auto dflt = parse_cuda_graph_setting("partial");
+  CHECK(dflt.mode == CudaGraph::partial);
+  CHECK(dflt.scopes == kDefaultGraphScopes);
+  CHECK(cuda_graph_text(dflt.mode, dflt.scopes) == "partial");
+  const auto some = parse_cuda_graph_setting("Partial: moe_router, attn,shared_experts");
+  CHECK(some.scopes == (static_cast<std::uint32_t>(GraphScope::attn) | static_cast<std::uint32_t>(GraphScope::moe_router) |
+                        static_cast<std::uint32_t>(GraphScope::shared_experts)));
+  CHECK(cuda_graph_text(some.mode, some.scopes) == "partial: attn,moe_router,shared_experts");
+  CHECK(parse_cuda_graph_setting("full").mode == CudaGraph::full);
+  CHECK(cuda_graph_text(CudaGraph::full, some.scopes) == "full");
+  CHECK(error_of([] { parse_cuda_graph_setting("partial: atn"); }) ==
+        "expected graph scope attn | mlp | moe_router | moe_preprocess | shared_experts, got \"atn\" (did you mean \"attn\"?)");
+  CHECK(error_of([] { parse_cuda_graph_setting("full: attn"); }) ==
+        "a graph scope list only goes with partial, got \"full: attn\"");
+  CHECK(error_of([] { parse_cuda_graph_setting("partial:"); }) == "\"partial:\" needs at least one graph scope");
   CHECK(parse_grouped_gemm("per_expert") == GroupedGemm::per_expert);
   CHECK(parse_grouped_gemm("Fused") == GroupedGemm::fused);
   CHECK(error_of([] { parse_grouped_gemm("fuse"); }) ==

@@ -2,6 +2,8 @@
 // tests/fixtures/predict/small_moe.json: 8 layers, layer 0 dense, 64 experts top-4, one shared expert).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <map>
 #include <memory>
 #include <string>
@@ -204,4 +206,38 @@ TEST_CASE("recompute and a2a overlap change the graph as documented") {
 TEST_CASE("a precision the GPU lacks is infeasible") {
   CHECK_THROWS_AS(Built("h100x8.json", "dgx-h100", [](layout::Layout& l) { l.precision = layout::Precision::nvfp4; }),
                   InfeasibleError);
+}
+
+TEST_CASE("partial CUDA graphs capture exactly the blocks of the layout's graph scopes") {
+  auto launches = [](const Built& b, const std::string& name) {
+    std::vector<Picoseconds> out;
+    for (const auto& op : b.w.graph.ops())
+      if (op.stream != Stream::host && b.w.graph.names()[op.name] == name) out.push_back(op.launch_cost);
+    return out;
+  };
+  const auto graph_launch = seconds_to_ps(workload::StepParams{}.graph_launch_us * 1e-6);
+  auto all_graphed = [&](const std::vector<Picoseconds>& v) {
+    return !v.empty() && std::all_of(v.begin(), v.end(), [&](Picoseconds p) { return p == graph_launch; });
+  };
+  auto none_graphed = [&](const std::vector<Picoseconds>& v) {
+    return !v.empty() && std::none_of(v.begin(), v.end(), [&](Picoseconds p) { return p == graph_launch; });
+  };
+  // Default scopes (Megatron's attn, mlp, moe_router, moe_preprocess).
+  const Built d("h100x8.json", "dgx-h100", [](layout::Layout& l) { l.cuda_graph = layout::CudaGraph::partial; });
+  CHECK(all_graphed(launches(d, "attention_fwd")));
+  CHECK(all_graphed(launches(d, "router_permute_fwd")));
+  CHECK(all_graphed(launches(d, "mlp_fwd")));  // the dense first layer
+  CHECK(none_graphed(launches(d, "shared_expert_fwd")));
+  CHECK(none_graphed(launches(d, "experts_fwd")));
+  CHECK(none_graphed(launches(d, "output_fwd")));
+  // Only attention and the shared expert.
+  const Built s("h100x8.json", "dgx-h100", [](layout::Layout& l) {
+    l.cuda_graph = layout::CudaGraph::partial;
+    l.cuda_graph_scopes = static_cast<std::uint32_t>(layout::GraphScope::attn) |
+                          static_cast<std::uint32_t>(layout::GraphScope::shared_experts);
+  });
+  CHECK(all_graphed(launches(s, "attention_dgrad")));
+  CHECK(all_graphed(launches(s, "shared_expert_fwd")));
+  CHECK(none_graphed(launches(s, "router_permute_fwd")));
+  CHECK(none_graphed(launches(s, "mlp_fwd")));
 }
