@@ -41,6 +41,7 @@ void read_attention(ObjectReader r, ModelSpec& m) {
   a.qk_norm = r.boolean_or("qk_norm", false);
   a.linear_bias = r.boolean_or("linear_bias", false);
   a.attention_sinks = r.boolean_or("attention_sinks", false);
+  a.yarn_rope = r.boolean_or("yarn_rope", false);
   a.sliding_window = r.integer_or("sliding_window", 0, Bound::non_negative);
   a.sliding_window_pattern = to_ints(r.integers_or("sliding_window_pattern", {}));
 }
@@ -53,6 +54,9 @@ void read_ffn(ObjectReader r, ModelSpec& m) {
   else
     m.ffn.activation = activation_from(r.choice_or("activation", "swiglu", {"swiglu", "gelu", "relu2"}));
   m.ffn.linear_bias = r.boolean_or("linear_bias", false);
+  m.ffn.activation_clamp = r.number_or("activation_clamp", 0, Bound::non_negative);
+  if (m.ffn.activation_clamp > 0 && m.ffn.activation != Activation::swiglu)
+    r.error("activation_clamp", "a clamp limit needs activation \"swiglu\"");
 }
 
 void read_moe(ObjectReader r, ModelSpec& m) {

@@ -37,6 +37,9 @@ struct AttentionSpec {
   bool qk_norm = false;          // RMSNorm on each query and key head (Qwen3): 2*head_dim parameters a layer
   bool linear_bias = false;      // biases on q/k/v/o projections (GPT-OSS)
   bool attention_sinks = false;  // one learned sink logit per head (GPT-OSS)
+  // RoPE with YaRN scaling (GPT-OSS). Megatron does not fuse RoPE when YaRN's mscale is used (Megatron-LM PR
+  // #2038), so it runs as separate elementwise ops; other models use the fused RoPE kernel.
+  bool yarn_rope = false;
   // Sliding-window attention: a query sees itself and the `sliding_window` tokens before it (Megatron's
   // window_size[0]; Hugging Face's "sliding_window"). 0 = no layer uses a window.
   std::int64_t sliding_window = 0;
@@ -53,6 +56,10 @@ struct FfnSpec {
   std::int64_t ffn_hidden_size = 0;  // dense layers' MLP width; 0 when the model has no dense layer
   Activation activation = Activation::swiglu;  // also used by routed and shared experts
   bool linear_bias = false;                    // biases on MLP and expert linears (GPT-OSS)
+  // Clamped SwiGLU (GPT-OSS: limit 7.0; gate clamped above, linear part both ways, (up + 1) * gate *
+  // sigmoid(1.702 gate)); 0 = plain SwiGLU. The measured stacks run it as separate elementwise ops (Megatron-LM
+  // #1739; fused only by Megatron-LM PR #5941, 2026-07).
+  double activation_clamp = 0;
 
   // Number of hidden-size x ffn matrices in one MLP: 3 gated, 2 plain (Megatron's "ffx"/"glu" factor).
   std::int64_t matrices() const { return activation == Activation::swiglu ? 3 : 2; }

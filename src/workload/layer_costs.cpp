@@ -97,6 +97,22 @@ class Costing {
   kernels::DType dtype_;
 };
 
+// The MLP activation over `elements` outputs of one MLP width (tokens x ffn): forward and backward blocks.
+// SwiGLU reads gate and up and writes the product: one kernel, 3 passes over tokens x ffn BF16 forward, twice that
+// backward. Clamped SwiGLU (GPT-OSS) runs unfused as its 7 elementwise ops: clamp, clamp, scale, sigmoid, mul,
+// add-one, mul (openai/gpt-oss model.py swiglu; Megatron's activation_func_clamp_value / glu_linear_offset),
+// 16 passes forward; backward ~9 autograd kernels, ~26 passes (counted from the ops' derivatives; an estimate).
+struct ActivationBlocks {
+  Block fwd, bwd;
+};
+ActivationBlocks activation(const Costing& k, const model::FfnSpec& ffn, double elements, const char* name,
+                            const char* bwd_name) {
+  const double pass = elements * kBf16;
+  if (ffn.activation_clamp > 0) return {k.mem(16 * pass, name, 7), k.mem(26 * pass, bwd_name, 9)};
+  const int gated = ffn.activation == model::Activation::swiglu ? 2 : 1;
+  return {k.mem(pass * (gated + 1), name), k.mem(2 * pass * (gated + 1), bwd_name)};
+}
+
 void add(BlockCost& into, const BlockCost& c) {
   into.fwd += c.fwd;
   into.dgrad += c.dgrad;
@@ -166,7 +182,13 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
     const I q = a.num_attention_heads * a.head_dim, kv = a.num_query_groups * a.head_dim;
     add(c, k.linear(t_full, (q + 2 * kv) / tp, h));
     const double rope = static_cast<double>(t_full) * (q + kv) / tp * kBf16 * 2;
-    add_fwd_bwd(c, k.mem(rope, "rope", 1), k.mem(rope, "rope_bwd", 1));
+    if (a.yarn_rope) {
+      // Unfused RoPE (Megatron-LM PR #2038: no fusion with YaRN's mscale): t * cos + rotate_half(t) * sin as neg,
+      // cat, mul, mul, add on q and on k: 10 kernels and about 5x the fused kernel's traffic, each way.
+      add_fwd_bwd(c, k.mem(5 * rope, "rope", 10), k.mem(5 * rope, "rope_bwd", 10));
+    } else {
+      add_fwd_bwd(c, k.mem(rope, "rope", 1), k.mem(rope, "rope_bwd", 1));
+    }
     s.kv_heads = std::max<I>(1, a.num_query_groups / tp);
     s.d_qk = a.head_dim;
     s.d_v = a.head_dim;
@@ -251,9 +273,9 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     const std::vector<I> tokens(static_cast<std::size_t>(local_experts), per_expert);
     const I f_local = f / l.etp;
     add(c.experts, k.grouped(tokens, gated * f_local, h, l.uses_fused_grouped_gemm()));
-    const double act_bytes = static_cast<double>(t_rank) * topk * f_local * kBf16 * (gated + 1);
-    c.experts.fwd += k.mem(act_bytes, "swiglu");
-    c.experts.dgrad += k.mem(act_bytes * 2, "swiglu_bwd");
+    const auto act = activation(k, m.ffn, static_cast<double>(t_rank) * topk * f_local, "swiglu", "swiglu_bwd");
+    c.experts.fwd += act.fwd;
+    c.experts.dgrad += act.bwd;
     add(c.experts, k.grouped(tokens, h, f_local, l.uses_fused_grouped_gemm()));
     if (m.ffn.linear_bias) {
       // Expert biases (GPT-OSS): cuBLAS grouped GEMM has no bias epilogue, so TE adds the bias and reduces dbias
@@ -271,9 +293,9 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     if (m.moe.num_shared_experts > 0) {
       const I fs = m.moe.num_shared_experts * m.moe.shared_expert_ffn_hidden_size;
       add(c.shared, k.linear(t_rank, gated * fs, h));
-      const double sbytes = static_cast<double>(t_rank) * fs * kBf16 * (gated + 1);
-      c.shared.fwd += k.mem(sbytes, "shared_swiglu");
-      c.shared.dgrad += k.mem(sbytes * 2, "shared_swiglu_bwd");
+      const auto sact = activation(k, m.ffn, static_cast<double>(t_rank) * fs, "shared_swiglu", "shared_swiglu_bwd");
+      c.shared.fwd += sact.fwd;
+      c.shared.dgrad += sact.bwd;
       add(c.shared, k.linear(t_rank, h, fs));
     }
 
@@ -301,9 +323,9 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     c.pre_dispatch.fwd += k.mem(norm_bytes, "rmsnorm");
     c.pre_dispatch.dgrad += k.mem(norm_bytes * 1.5, "rmsnorm_bwd");
     add(c.experts, k.linear(t_full, gated * f / tp, h));
-    const double act_bytes = static_cast<double>(t_full) * f / tp * kBf16 * (gated + 1);
-    c.experts.fwd += k.mem(act_bytes, "swiglu");
-    c.experts.dgrad += k.mem(act_bytes * 2, "swiglu_bwd");
+    const auto act = activation(k, m.ffn, static_cast<double>(t_full) * f / tp, "swiglu", "swiglu_bwd");
+    c.experts.fwd += act.fwd;
+    c.experts.dgrad += act.bwd;
     add(c.experts, k.linear(t_full, h, f / tp));
     c.tp_fwd_bytes = sp ? 4 * tp_coll : 2 * tp_allreduce;  // attention and MLP: AG + RS each
   }
@@ -339,7 +361,7 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
         c.recompute += c.experts.fwd;
       } else if (r.has(RecomputeModule::moe_act)) {
         const I f_local = m.moe.expert_ffn_hidden_size / l.etp;
-        c.recompute += k.mem(static_cast<double>(t_rank) * m.moe.top_k * f_local * kBf16 * (gated + 1), "swiglu");
+        c.recompute += activation(k, m.ffn, static_cast<double>(t_rank) * m.moe.top_k * f_local, "swiglu", "swiglu_bwd").fwd;
       }
       if (r.has(RecomputeModule::shared_experts)) c.recompute += c.shared.fwd;
     } else if (r.has(RecomputeModule::mlp)) {

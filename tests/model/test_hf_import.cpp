@@ -55,8 +55,11 @@ TEST_CASE("Qwen3-MoE layer rules: mlp_only_layers and decoder_sparse_step") {
 TEST_CASE("GPT-OSS without layer_types alternates windows; null q_lora_rank means no q compression") {
   const ModelSpec g = import_hf_config_text(R"({"model_type": "gpt_oss", "hidden_size": 2880, "num_hidden_layers": 4,
       "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "intermediate_size": 2880,
-      "num_local_experts": 32, "num_experts_per_tok": 4, "vocab_size": 201088, "sliding_window": 128})",
+      "num_local_experts": 32, "num_experts_per_tok": 4, "vocab_size": 201088, "sliding_window": 128,
+      "swiglu_limit": 7.0, "rope_scaling": {"rope_type": "yarn", "factor": 32.0}})",
                                             "g.json");
+  CHECK(g.ffn.activation_clamp == 7.0);
+  CHECK(g.attention.yarn_rope);
   CHECK(g.window_of_layer(0) == 128);
   CHECK(g.window_of_layer(1) == 0);
   CHECK(g.attention.attention_sinks);

@@ -77,3 +77,18 @@ TEST_CASE("in-memory text and MLA keys in a GQA model") {
   });
   CHECK(e.find("inline.json:/attention/kv_lora_rank: unknown key \"kv_lora_rank\"") == 0);
 }
+
+TEST_CASE("clamped SwiGLU and YaRN RoPE: read from the catalog; a clamp needs a SwiGLU") {
+  const auto g = load_model_file(std::string(MOESIM_SOURCE_DIR) + "/models/gpt-oss-120b.json");
+  CHECK(g.ffn.activation_clamp == 7.0);
+  CHECK(g.attention.yarn_rope);
+  const auto d = load_model_file(std::string(MOESIM_SOURCE_DIR) + "/models/deepseek-v3.json");
+  CHECK(d.ffn.activation_clamp == 0);
+  CHECK_FALSE(d.attention.yarn_rope);
+  const std::string e = config_error([] {
+    moesim::model::parse_model_text(R"({"name": "x", "hidden_size": 64, "num_layers": 2, "vocab_size": 100,
+        "attention": {"kind": "mha", "num_attention_heads": 4},
+        "ffn": {"ffn_hidden_size": 128, "activation": "gelu", "activation_clamp": 7.0}})", "x.json");
+  });
+  CHECK(e.find("x.json:/ffn/activation_clamp: a clamp limit needs activation \"swiglu\"") != std::string::npos);
+}

@@ -411,3 +411,27 @@ TEST_CASE("FP8 attention: only the core attention kernels change, to the precisi
   CHECK(fp8.attention.dgrad.seconds - bf16.attention.dgrad.seconds == doctest::Approx(b8 - b16).epsilon(1e-9));
   CHECK(fp8.experts.fwd.seconds == bf16.experts.fwd.seconds);
 }
+
+TEST_CASE("GPT-OSS's clamped SwiGLU and YaRN RoPE run as separate elementwise ops") {
+  Fixture f;
+  const auto g = load("gpt-oss-120b");
+  auto plain = g;
+  plain.ffn.activation_clamp = 0;
+  plain.attention.yarn_rope = false;
+  const auto dev = rates("gb200-nvl72");
+  const auto l = base_layout(8);
+  const auto a = f.costs(g, true, l, dev), b = f.costs(plain, true, l, dev);
+  // Activation: 7 forward and 9 backward kernels instead of 1 and 1; RoPE: 10 each way instead of 1.
+  CHECK(a.experts.fwd.kernels - b.experts.fwd.kernels == 6);
+  CHECK(a.experts.dgrad.kernels - b.experts.dgrad.kernels == 8);
+  CHECK(a.attention.fwd.kernels - b.attention.fwd.kernels == 9);
+  CHECK(a.attention.dgrad.kernels - b.attention.dgrad.kernels == 9);
+  // The activation moves 16 / 3 times the plain SwiGLU's bytes forward (memory-bound on both sides).
+  const double t = l.mbs * l.seq * g.moe.top_k;  // token copies on this rank (balanced routing)
+  const double pass = t * g.moe.expert_ffn_hidden_size * 2.0;
+  const double extra = f.model->seconds(kernels::MemoryBound{16 * pass, "x"}, dev) -
+                       f.model->seconds(kernels::MemoryBound{3 * pass, "x"}, dev);
+  CHECK(a.experts.fwd.seconds - b.experts.fwd.seconds == doctest::Approx(extra).epsilon(1e-9));
+  // The weight GEMMs are untouched.
+  CHECK(a.experts.wgrad.seconds == b.experts.wgrad.seconds);
+}
