@@ -343,12 +343,18 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
 
   // Recompute: forward work redone before the backward (Megatron's selective modules or the full layer).
   const auto& r = l.recompute;
+  // The MoE forward after the router: experts, unpermute, shared experts (MoELayer's checkpointed forward).
+  auto moe_rest = [&] {
+    Block b = c.experts.fwd;
+    b += c.post_combine.fwd;
+    b += c.shared.fwd;
+    return b;
+  };
   if (r.granularity == layout::RecomputeGranularity::full) {
     c.recompute += c.attention.fwd;
     c.recompute += c.pre_dispatch.fwd;
-    c.recompute += c.experts.fwd;
-    c.recompute += c.shared.fwd;
-    c.recompute += c.post_combine.fwd;
+    c.recompute_experts = moe_rest();
+    c.recompute_redoes_ep = moe_layer && l.ep > 1;
   } else if (r.granularity == layout::RecomputeGranularity::selective) {
     // core_attn redoes the attention kernel; mla_up_proj the MLA up-projections and RoPE (Megatron's output-
     // discarding checkpoints of those modules).
@@ -356,14 +362,15 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     if (r.has(RecomputeModule::mla_up_proj)) c.recompute += parts.up_proj;
     if (r.has(RecomputeModule::layernorm)) c.recompute += k.mem(norm_bytes * 2, "rmsnorm", 2);
     if (moe_layer) {
-      if (r.has(RecomputeModule::moe)) {
+      if (r.has(RecomputeModule::moe)) {  // MoELayer's whole forward, shared experts included
         c.recompute += c.pre_dispatch.fwd;
-        c.recompute += c.experts.fwd;
+        c.recompute_experts = moe_rest();
+        c.recompute_redoes_ep = l.ep > 1;
       } else if (r.has(RecomputeModule::moe_act)) {
         const I f_local = m.moe.expert_ffn_hidden_size / l.etp;
         c.recompute += activation(k, m.ffn, static_cast<double>(t_rank) * m.moe.top_k * f_local, "swiglu", "swiglu_bwd").fwd;
       }
-      if (r.has(RecomputeModule::shared_experts)) c.recompute += c.shared.fwd;
+      if (r.has(RecomputeModule::shared_experts) && !r.has(RecomputeModule::moe)) c.recompute += c.shared.fwd;
     } else if (r.has(RecomputeModule::mlp)) {
       c.recompute += c.experts.fwd;
     }

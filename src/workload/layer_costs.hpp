@@ -54,6 +54,12 @@ struct LayerCosts {
   BlockCost shared;        // MoE shared experts (may overlap the dispatch)
   BlockCost post_combine;  // MoE: unpermute + residual
   Block recompute;         // forward work redone before the backward, per the layout's recompute policy
+  // MoE layers whose recompute reruns the whole MoE forward (selective "moe", or full): Megatron checkpoints
+  // MoELayer's forward, so the rerun dispatches and combines again. `recompute` is then the part before the
+  // dispatch and `recompute_experts` the part between the dispatch and the end of the layer (routed experts,
+  // combine-side unpermute, shared experts); without a rerun exchange recompute_experts is empty.
+  Block recompute_experts;
+  bool recompute_redoes_ep = false;
 
   // Communication per GPU per micro-batch (bytes on the wire leaving this GPU).
   double tp_fwd_bytes = 0;     // SP all-gathers and reduce-scatters in the forward

@@ -312,8 +312,18 @@ class Builder {
     g_->add_op(std::move(op));
   }
 
+  // The recompute before a layer's backward. A rerun MoE forward exchanges its tokens again: dispatch (after the
+  // dropless token-count sync, as in the forward) and combine around the recomputed experts.
   void bwd_recompute(const LayerRun& r) {
-    compute(r.rank, r.cost->recompute, "recompute", *r.chain, r.layer, r.mb, Phase::recompute, recompute_scope());
+    const auto& c = *r.cost;
+    compute(r.rank, c.recompute, "recompute", *r.chain, r.layer, r.mb, Phase::recompute, recompute_scope());
+    if (c.recompute_redoes_ep) {
+      if (l_.cuda_graph != layout::CudaGraph::full) host_sync(r);
+      r.chain->last = comm(r.rank, ep_comm("ep_dispatch_recompute", ep_.dispatch), {r.chain->last}, r.layer, r.mb, Phase::recompute);
+    }
+    compute(r.rank, c.recompute_experts, "recompute_experts", *r.chain, r.layer, r.mb, Phase::recompute);
+    if (c.recompute_redoes_ep)
+      r.chain->last = comm(r.rank, ep_comm("ep_combine_recompute", ep_.combine), {r.chain->last}, r.layer, r.mb, Phase::recompute);
   }
   // MoE backward of the combine: unpermute grad, then the combine-gradient all-to-all (dispatch-shaped, BF16).
   OpId bwd_combine(const LayerRun& r) {

@@ -244,17 +244,19 @@ TEST_CASE("recompute policies add exactly the forward work they redo") {
     CHECK(b->fwd.kernels > 0);
   }
 
-  SUBCASE("full = every forward block of the layer") {
+  SUBCASE("full = every forward block of the layer; an MoE layer exchanges its tokens again") {
     for (bool moe : {false, true}) {
       const auto c = with("full", moe);
-      Block expected;
-      expected += c.attention.fwd;
-      expected += c.pre_dispatch.fwd;
-      expected += c.experts.fwd;
-      expected += c.shared.fwd;
-      expected += c.post_combine.fwd;
-      CHECK(c.recompute.seconds == expected.seconds);
-      CHECK(c.recompute.kernels == expected.kernels);
+      Block before = c.attention.fwd;
+      before += c.pre_dispatch.fwd;
+      Block after = c.experts.fwd;
+      after += c.post_combine.fwd;
+      after += c.shared.fwd;
+      CHECK(c.recompute.seconds == before.seconds);
+      CHECK(c.recompute.kernels == before.kernels);
+      CHECK(c.recompute_experts.seconds == after.seconds);
+      CHECK(c.recompute_experts.kernels == after.kernels);
+      CHECK(c.recompute_redoes_ep == moe);
       // Recompute changes nothing else.
       CHECK(c.attention.fwd.seconds == with("none", moe).attention.fwd.seconds);
       CHECK(c.experts.dgrad.seconds == with("none", moe).experts.dgrad.seconds);
@@ -274,20 +276,25 @@ TEST_CASE("recompute policies add exactly the forward work they redo") {
     // Both together are still less than the whole attention forward (norms, down- and output projections).
     CHECK(both.recompute.seconds < both.attention.fwd.seconds);
   }
-  SUBCASE("selective moe = router/permute + routed experts; shared_experts = the shared expert") {
+  SUBCASE("selective moe = MoELayer's whole forward, exchanges included; shared_experts = the shared expert") {
     auto c = with("selective: moe", true);
-    Block expected = c.pre_dispatch.fwd;
-    expected += c.experts.fwd;
-    CHECK(c.recompute.seconds == expected.seconds);
-    CHECK(c.recompute.kernels == expected.kernels);
+    Block after = c.experts.fwd;
+    after += c.post_combine.fwd;
+    after += c.shared.fwd;
+    CHECK(c.recompute.seconds == c.pre_dispatch.fwd.seconds);
+    CHECK(c.recompute.kernels == c.pre_dispatch.fwd.kernels);
+    CHECK(c.recompute_experts.seconds == after.seconds);
+    CHECK(c.recompute_redoes_ep);
     c = with("selective: shared_experts", true);
     CHECK(c.recompute.seconds == c.shared.fwd.seconds);
     CHECK(c.recompute.kernels == c.shared.fwd.kernels);
-    c = with("selective: moe,shared_experts", true);
-    expected = c.pre_dispatch.fwd;
-    expected += c.experts.fwd;
-    expected += c.shared.fwd;
-    CHECK(c.recompute.seconds == expected.seconds);
+    CHECK(c.recompute_experts.kernels == 0);
+    CHECK_FALSE(c.recompute_redoes_ep);
+    c = with("selective: moe,shared_experts", true);  // the shared expert is in the MoE rerun once
+    CHECK(c.recompute.seconds == c.pre_dispatch.fwd.seconds);
+    CHECK(c.recompute_experts.seconds == after.seconds);
+    l.ep = 1;  // no exchange to redo without EP
+    CHECK_FALSE(with("selective: moe", true).recompute_redoes_ep);
   }
   SUBCASE("selective moe_act = one activation kernel, cheaper than the experts' forward") {
     const auto c = with("selective: moe_act", true);
@@ -296,9 +303,8 @@ TEST_CASE("recompute policies add exactly the forward work they redo") {
     CHECK(c.recompute.seconds < c.experts.fwd.seconds);
     // moe wins over moe_act when both are given.
     const auto both = with("selective: moe,moe_act", true);
-    Block expected = both.pre_dispatch.fwd;
-    expected += both.experts.fwd;
-    CHECK(both.recompute.seconds == expected.seconds);
+    CHECK(both.recompute.seconds == both.pre_dispatch.fwd.seconds);
+    CHECK(both.recompute_experts.seconds == with("selective: moe", true).recompute_experts.seconds);
   }
   SUBCASE("selective layernorm = two norm kernels; mlp = the dense MLP forward on a dense layer only") {
     auto c = with("selective: layernorm", true);

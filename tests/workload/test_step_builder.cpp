@@ -241,3 +241,14 @@ TEST_CASE("partial CUDA graphs capture exactly the blocks of the layout's graph 
   CHECK(none_graphed(launches(s, "router_permute_fwd")));
   CHECK(none_graphed(launches(s, "mlp_fwd")));
 }
+
+TEST_CASE("recomputing the MoE layer reruns its dispatch and combine (Megatron checkpoints MoELayer's forward)") {
+  const Built moe("h100x8.json", "dgx-h100", [](layout::Layout& l) { l.recompute = layout::parse_recompute("selective: moe"); });
+  const Built act("h100x8.json", "dgx-h100", [](layout::Layout& l) { l.recompute = layout::parse_recompute("selective: moe_act"); });
+  for (int rank : {0, 1}) {
+    CHECK(moe.count(rank, "ep_dispatch_recompute") == moe.count(rank, "ep_dispatch"));
+    CHECK(moe.count(rank, "ep_combine_recompute") == moe.count(rank, "ep_combine"));
+    CHECK(moe.count(rank, "ep_dispatch_recompute") > 0);
+    CHECK(act.count(rank, "ep_dispatch_recompute") == 0);
+  }
+}
