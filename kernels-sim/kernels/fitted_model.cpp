@@ -102,7 +102,10 @@ std::optional<std::string> fit_family_for(const Kernel& kernel, Arch arch) {
       return std::string(name) + "/" + *dt;
     }
     std::optional<std::string> operator()(const Gemm& g) const { return with("gemm", g.dtype); }
-    std::optional<std::string> operator()(const GroupedGemm& g) const { return with("grouped_gemm", g.dtype); }
+    // A fit is measured on one grouped kernel; TE's per-expert loop is the roofline's to price.
+    std::optional<std::string> operator()(const GroupedGemm& g) const {
+      return g.per_expert_kernels ? std::nullopt : with("grouped_gemm", g.dtype);
+    }
     std::optional<std::string> operator()(const AttentionFwd& a) const {
       return windowed(a) ? std::nullopt : with("attention_fwd", a.dtype);
     }

@@ -4,7 +4,8 @@
 //
 // Which fit family prices a kernel (fit_family_for):
 //   Gemm          "gemm/<dtype>"            dims m, n, k
-//   GroupedGemm   "grouped_gemm/<dtype>"    dims n, k; groups = tokens_per_expert (empty experts included)
+//   GroupedGemm   "grouped_gemm/<dtype>"    dims n, k; groups = tokens_per_expert (empty experts included);
+//                                           one grouped kernel only: per_expert_kernels falls back
 //   AttentionFwd  "attention_fwd/<dtype>"   dims batch, heads, seq_q, seq_kv, head_dim_qk, head_dim_v, causal;
 //   AttentionBwd  "attention_bwd/<dtype>"   sliding-window attention (0 < window < seq_kv) has no fit feature
 //                                           for the window and always falls back

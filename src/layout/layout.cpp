@@ -168,7 +168,13 @@ Dispatcher parse_dispatcher(std::string_view text) {
 CudaGraph parse_cuda_graph(std::string_view text) {
   return lookup(cuda_graph_table(), "cuda_graph", text, normalise(text));
 }
-CudaGraphSetting parse_cuda_graph_setting(std::string_view text) {
+CudaGraphSetting parse_cuda_graph_setting(std::string_view full_text) {
+  // A trailing "(note)" goes first (as in every parser here), so a ':' inside it splits nothing.
+  std::string_view text = full_text;
+  if (const auto t = trim(text); !t.empty() && t.back() == ')') {
+    if (const auto open = t.rfind('('); open != std::string::npos && open > 0)
+      text = text.substr(0, text.find_first_not_of(" \t") + open);
+  }
   const auto colon = text.find(':');
   CudaGraphSetting s;
   s.mode = parse_cuda_graph(text.substr(0, colon));

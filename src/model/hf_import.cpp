@@ -163,8 +163,13 @@ void read_mixtral_like(ObjectReader& r, ModelSpec& m, bool gpt_oss) {
   m.ffn.linear_bias = true;
   e.router_bias = true;
   m.ffn.activation_clamp = r.number_or("swiglu_limit", 7.0, Bound::non_negative);  // GPT-OSS's clamped SwiGLU
-  if (const Json* rs = r.raw("rope_scaling"); rs && rs->is_object() && rs->value("rope_type", "") == "yarn")
-    m.attention.yarn_rope = true;
+  if (const Json* rs = r.raw("rope_scaling"); rs && rs->is_object()) {
+    const auto type = rs->find("rope_type");
+    if (type != rs->end() && !type->is_string())
+      r.error("rope_scaling", "rope_type must be a string, got " + type->dump());
+    else if (type != rs->end() && *type == "yarn")
+      m.attention.yarn_rope = true;
+  }
   if (const Json* types = r.raw("layer_types"); types && !types->is_null()) {
     if (!types->is_array()) {
       r.error("layer_types", "expected an array of \"sliding_attention\" / \"full_attention\"");

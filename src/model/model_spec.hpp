@@ -38,7 +38,8 @@ struct AttentionSpec {
   bool linear_bias = false;      // biases on q/k/v/o projections (GPT-OSS)
   bool attention_sinks = false;  // one learned sink logit per head (GPT-OSS)
   // RoPE with YaRN scaling (GPT-OSS). Megatron does not fuse RoPE when YaRN's mscale is used (Megatron-LM PR
-  // #2038), so it runs as separate elementwise ops; other models use the fused RoPE kernel.
+  // #2038), so it runs as separate elementwise ops; other models use the fused RoPE kernel. GQA/MHA only: MLA's
+  // decoupled RoPE is costed as its own kernels whatever this says.
   bool yarn_rope = false;
   // Sliding-window attention: a query sees itself and the `sliding_window` tokens before it (Megatron's
   // window_size[0]; Hugging Face's "sliding_window"). 0 = no layer uses a window.

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 
 #include "core/error.hpp"
@@ -22,7 +23,7 @@ double mean_abs_log_ratio(const ValidationResult& r) {
 
 ParamFit fit_step_param(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base,
                         const ParamFitRequest& req) {
-  if (!(req.lo > 0 && req.lo < req.hi))
+  if (!(std::isfinite(req.lo) && std::isfinite(req.hi) && req.lo > 0 && req.lo < req.hi))
     throw ConfigError({{"<flags>", "--fit", "bounds of \"" + req.name + "\" must satisfy 0 < lo < hi, got " +
                                                 std::to_string(req.lo) + ":" + std::to_string(req.hi)}});
   ParamFit fit;
@@ -33,17 +34,29 @@ ParamFit fit_step_param(const config::CsvTable& table, const Resolvers& resolve,
     workload::set_step_param(o.params, req.name, value);
     return validate_table(table, resolve, o);
   };
+  // A value at which fewer rows can be predicted than at the current one (e.g. a host cost so large the op
+  // graph breaks) is no candidate: the mean over the survivors would reward losing rows.
+  const auto now = validate_table(table, resolve, base);
+  auto score = [&](const ValidationResult& r) {
+    return r.summary.n < now.summary.n ? std::numeric_limits<double>::infinity() : mean_abs_log_ratio(r);
+  };
   std::map<double, double> objective;  // value -> objective, every evaluation
+  std::map<double, ValidationSummary> summaries;
+  auto evaluate = [&](double v) {
+    const auto r = at(v);
+    summaries[v] = r.summary;
+    objective[v] = score(r);
+    return r;
+  };
   auto f = [&](double log_value) {
     const double v = std::exp(log_value);
     if (auto it = objective.find(v); it != objective.end()) return it->second;
-    return objective[v] = mean_abs_log_ratio(at(v));
+    evaluate(v);
+    return objective[v];
   };
 
   // The bounds: which rows move, and candidates of their own.
-  const auto low = at(req.lo), high = at(req.hi);
-  objective[req.lo] = mean_abs_log_ratio(low);
-  objective[req.hi] = mean_abs_log_ratio(high);
+  const auto low = evaluate(req.lo), high = evaluate(req.hi);
   for (std::size_t i = 0; i < low.rows.size(); ++i) {
     const auto& a = low.rows[i];
     const auto& b = high.rows[i];
@@ -70,9 +83,11 @@ ParamFit fit_step_param(const config::CsvTable& table, const Resolvers& resolve,
   fit.best = objective.begin()->first;
   for (const auto& [v, o] : objective)
     if (o < objective[fit.best]) fit.best = v;
+  if (!std::isfinite(objective[fit.best]))
+    throw ConfigError({{"<flags>", "--fit", "no value of \"" + req.name + "\" in [" + std::to_string(req.lo) + ", " +
+                                                std::to_string(req.hi) + "] predicts every row the current value does"}});
   fit.objective_at_best = objective[fit.best];
-  fit.summary_at_best = at(fit.best).summary;
-  const auto now = validate_table(table, resolve, base);
+  fit.summary_at_best = summaries[fit.best];
   fit.objective_at_current = mean_abs_log_ratio(now);
   fit.summary_at_current = now.summary;
   return fit;

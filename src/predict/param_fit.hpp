@@ -2,7 +2,8 @@
 // Refitting one general step parameter (workload/step_params.hpp) against a table of published measurements, as
 // the issue allows: one value for every row, never a per-row constant. The objective is the mean absolute log
 // ratio |ln(predicted / measured)| over the predicted rows (symmetric in over- and under-prediction), minimised
-// by a golden-section search on the logarithm of the parameter between the given bounds. The rows "informing" the
+// by a golden-section search on the logarithm of the parameter between the given bounds; a value at which fewer
+// rows can be predicted than at the current value scores +inf. The rows "informing" the
 // fit are those whose prediction moves by more than 1 % between the bounds; the rest do not depend on it.
 #include <string>
 #include <vector>
@@ -35,7 +36,8 @@ double mean_abs_log_ratio(const ValidationResult& r);
 ParamFit fit_step_param(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base,
                         const ParamFitRequest& request);
 
-// "fit framework_host_factor over [1, 8] on 63 rows: best 3.47 ..." and the informing rows.
+// "fit framework_host_factor on 63 rows: best 3.34 (mean |ln(predicted/measured)| ...)", the current value's
+// figures and the informing rows.
 std::string to_text(const ParamFit& f);
 
 }  // namespace moesim::predict

@@ -220,11 +220,12 @@ ValidationResult validate_table(const config::CsvTable& table, const Resolvers& 
     }
   };
   // Rows are independent; each worker takes the next unclaimed row. An exception that is not a row's own
-  // (an internal error) is re-thrown after the workers stop.
+  // (an internal error) is re-thrown after the workers stop: the one of the lowest row, whatever the timing.
   const std::size_t workers = std::min<std::size_t>(
       table.rows.size(), jobs > 0 ? static_cast<std::size_t>(jobs) : std::max(1u, std::thread::hardware_concurrency()));
   std::atomic<std::size_t> next{0};
   std::exception_ptr failure;
+  std::size_t failed_row = table.rows.size();
   std::mutex failure_mutex;
   auto work = [&] {
     for (std::size_t i = next++; i < table.rows.size(); i = next++) {
@@ -232,12 +233,15 @@ ValidationResult validate_table(const config::CsvTable& table, const Resolvers& 
         predict_row(i);
       } catch (...) {
         std::lock_guard<std::mutex> lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
+        if (i < failed_row) failure = std::current_exception(), failed_row = i;
       }
     }
   };
   std::vector<std::thread> pool;
-  for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(work);
+  try {
+    for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(work);
+  } catch (...) {  // no thread to spare: the threads started and this one finish the table
+  }
   work();
   for (auto& t : pool) t.join();
   if (failure) std::rethrow_exception(failure);

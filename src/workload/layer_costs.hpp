@@ -54,10 +54,10 @@ struct LayerCosts {
   BlockCost shared;        // MoE shared experts (may overlap the dispatch)
   BlockCost post_combine;  // MoE: unpermute + residual
   Block recompute;         // forward work redone before the backward, per the layout's recompute policy
-  // MoE layers whose recompute reruns the whole MoE forward (selective "moe", or full): Megatron checkpoints
-  // MoELayer's forward, so the rerun dispatches and combines again. `recompute` is then the part before the
-  // dispatch and `recompute_experts` the part between the dispatch and the end of the layer (routed experts,
-  // combine-side unpermute, shared experts); without a rerun exchange recompute_experts is empty.
+  // A recompute that reruns the MoE forward / MLP (selective "moe", or full) is split: `recompute` is the part
+  // before the dispatch, `recompute_experts` the rest (routed experts, unpermute, shared experts; a dense layer's
+  // MLP). recompute_redoes_ep: on an MoE layer with EP > 1 the rerun dispatches and combines again (Megatron
+  // checkpoints MoELayer's whole forward). Other policies leave recompute_experts empty.
   Block recompute_experts;
   bool recompute_redoes_ep = false;
 

@@ -305,9 +305,9 @@ class Builder {
     return g_->add_op(std::move(op));
   }
 
-  void host_sync(const LayerRun& r) {
+  void host_sync(const LayerRun& r, Phase phase = Phase::fwd) {
     Op op = label_op(r, Stream::host, OpKind::host_sync, "dropless_token_count_sync", "host");
-    op.phase = Phase::fwd;
+    op.phase = phase;
     op.deps.push_back(r.chain->last);
     g_->add_op(std::move(op));
   }
@@ -318,7 +318,7 @@ class Builder {
     const auto& c = *r.cost;
     compute(r.rank, c.recompute, "recompute", *r.chain, r.layer, r.mb, Phase::recompute, recompute_scope());
     if (c.recompute_redoes_ep) {
-      if (l_.cuda_graph != layout::CudaGraph::full) host_sync(r);
+      if (l_.cuda_graph != layout::CudaGraph::full) host_sync(r, Phase::recompute);
       r.chain->last = comm(r.rank, ep_comm("ep_dispatch_recompute", ep_.dispatch), {r.chain->last}, r.layer, r.mb, Phase::recompute);
     }
     compute(r.rank, c.recompute_experts, "recompute_experts", *r.chain, r.layer, r.mb, Phase::recompute);

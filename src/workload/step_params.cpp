@@ -1,5 +1,6 @@
 #include "workload/step_params.hpp"
 
+#include <cmath>
 #include <variant>
 
 #include "core/did_you_mean.hpp"
@@ -45,8 +46,8 @@ void set_step_param(StepParams& p, const std::string& name, double value) {
   const auto& e = find(name);
   // Scales divide rates, times are durations: a scale must be positive, a time may not be negative.
   const bool scale = name.find("_scale") != std::string::npos || name.find("_factor") != std::string::npos;
-  if (!(scale ? value > 0 : value >= 0))
-    throw ConfigError({{"<flags>", "--param", "step parameter \"" + name + "\" must be " +
+  if (!std::isfinite(value) || !(scale ? value > 0 : value >= 0))
+    throw ConfigError({{"<flags>", "--param", "step parameter \"" + name + "\" must be a finite number " +
                                                   (scale ? "> 0" : ">= 0") + ", got " + std::to_string(value)}});
   if (const auto* d = std::get_if<double StepParams::*>(&e.field)) p.*(*d) = value;
   else p.*(std::get<int StepParams::*>(e.field)) = static_cast<int>(value);

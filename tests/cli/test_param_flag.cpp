@@ -63,5 +63,12 @@ TEST_CASE("--param rejects unknown names (exit 2, did-you-mean) and malformed va
   CHECK(r.err.find("the value must be a number") != std::string::npos);
   r = run_cli(small_case({"--param", "scale_up_efficiency_scale=0"}));
   CHECK(r.code == 2);
-  CHECK(r.err.find("step parameter \"scale_up_efficiency_scale\" must be > 0, got 0") != std::string::npos);
+  CHECK(r.err.find("step parameter \"scale_up_efficiency_scale\" must be a finite number > 0, got 0") != std::string::npos);
+  r = run_cli(small_case({"--param", "framework_host_factor=inf"}));
+  CHECK(r.code == 2);
+  CHECK(r.err.find("must be a finite number > 0, got inf") != std::string::npos);
+  // Finite but absurd: a launch cost beyond the engine's int64 picoseconds is a bad config, not an internal error.
+  r = run_cli(small_case({"--param", "framework_host_factor=1e12", "--cuda-graph", "none"}));
+  CHECK(r.code == 2);
+  CHECK(r.err.find("s is outside the simulator's range (|t| < 9e6 s)") != std::string::npos);
 }

@@ -192,6 +192,8 @@ TEST_CASE("kernel variants map onto fit families by dtype and architecture") {
   CHECK(fit_family_for(Gemm{1, 1, 1, DType::fp8_block}, Arch::blackwell_ultra) == "gemm/mxfp8");
   CHECK_FALSE(fit_family_for(Gemm{1, 1, 1, DType::fp4}, Arch::blackwell).has_value());
   CHECK(fit_family_for(GroupedGemm{{1}, 1, 1, DType::fp8_block}, Arch::blackwell) == "grouped_gemm/mxfp8");
+  // Fits are measured on one grouped kernel: TE's per-expert loop falls back to the roofline.
+  CHECK_FALSE(fit_family_for(GroupedGemm{{1}, 1, 1, DType::fp8_block, true}, Arch::blackwell).has_value());
   CHECK(fit_family_for(AttentionBwd{}, Arch::hopper) == "attention_bwd/bf16");
   CHECK(fit_family_for(MemoryBound{1, "quantize"}, Arch::hopper) == "quantize_fp8/fp8_e4m3");
   CHECK(fit_family_for(MemoryBound{1, "router_topk"}, Arch::hopper) == "router_topk/fp32");

@@ -118,6 +118,9 @@ TEST_CASE("dispatcher, cuda graph and dtype names") {
                         static_cast<std::uint32_t>(GraphScope::shared_experts)));
   CHECK(cuda_graph_text(some.mode, some.scopes) == "partial: attn,moe_router,shared_experts");
   CHECK(parse_cuda_graph_setting("full").mode == CudaGraph::full);
+  // A trailing "(note)" is dropped before the scope list is read, ':' inside it included.
+  CHECK(parse_cuda_graph_setting("none (see: notes)").mode == CudaGraph::none);
+  CHECK(parse_cuda_graph_setting("partial: attn (TE)").scopes == static_cast<std::uint32_t>(GraphScope::attn));
   CHECK(cuda_graph_text(CudaGraph::full, some.scopes) == "full");
   CHECK(error_of([] { parse_cuda_graph_setting("partial: atn"); }) ==
         "expected graph scope attn | mlp | moe_router | moe_preprocess | shared_experts, got \"atn\" (did you mean \"attn\"?)");

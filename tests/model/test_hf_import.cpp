@@ -60,6 +60,15 @@ TEST_CASE("GPT-OSS without layer_types alternates windows; null q_lora_rank mean
                                             "g.json");
   CHECK(g.ffn.activation_clamp == 7.0);
   CHECK(g.attention.yarn_rope);
+  try {
+    import_hf_config_text(R"({"model_type": "gpt_oss", "hidden_size": 2880, "num_hidden_layers": 4,
+        "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "intermediate_size": 2880,
+        "num_local_experts": 32, "num_experts_per_tok": 4, "vocab_size": 201088, "rope_scaling": {"rope_type": 5}})",
+                          "bad.json");
+    FAIL("expected ConfigError");
+  } catch (const moesim::ConfigError& e) {
+    CHECK(std::string(e.what()).find("bad.json:/rope_scaling: rope_type must be a string, got 5") != std::string::npos);
+  }
   CHECK(g.window_of_layer(0) == 128);
   CHECK(g.window_of_layer(1) == 0);
   CHECK(g.attention.attention_sinks);

@@ -236,3 +236,18 @@ TEST_CASE("validate_table: the result does not depend on the number of worker th
   CHECK(predict::to_json_text(predict::validate_table(table, resolvers(), {}, 0)) == one);
   CHECK(one.find("\"id\": \"U\"") != std::string::npos);
 }
+
+TEST_CASE("refitting never rewards a value at which rows stop being predictable") {
+  // Up to 1e300 the host factor's upper values overflow the engine's clock: those rows are lost there, so those
+  // values score +inf and the fit stays where every row is predicted.
+  predict::PredictOptions at2;
+  at2.check_memory = false;
+  at2.params.framework_host_factor = 2.0;
+  const double tf = predict::predict_step(test::h100x8(), at2).report.tflops_per_gpu;
+  const auto table = config::parse_csv(kHeader + row("E", "tflops_per_gpu", std::to_string(tf)), "t.csv");
+  const auto fit = predict::fit_step_param(table, resolvers(), {}, {"framework_host_factor", 1.0, 1e300, 60});
+  CHECK(fit.summary_at_best.n == 1);
+  CHECK(fit.best < 1e6);
+  CHECK_THROWS_AS(predict::fit_step_param(table, resolvers(), {}, {"framework_host_factor", 1e200, 1e300, 5}),
+                  ConfigError);
+}
