@@ -3,7 +3,8 @@
 namespace moesim::layout {
 
 std::string_view default_case_text() {
-  // Source: /work/shared/reference/groundtruth.csv row GT001 (1648 TFLOPS/GPU) and groundtruth.md §3.1.
+  // Source: /work/shared/reference/groundtruth.csv row GT001 (1648 TFLOPS/GPU), groundtruth.md §3.1 and §6 (the
+  // 26.06 GB300 recipes run FP8 attention).
   static constexpr std::string_view text = R"({
   "source": "groundtruth.csv GT001: Megatron-Bridge 26.06 DeepSeek-V3 recipe on 256 GB300",
   "model": "deepseek-v3",
@@ -26,7 +27,8 @@ std::string_view default_case_text() {
   "a2a_overlap": true,
   "pp_layout": "Et*4|(t*4|)*14tmL",
   "grad_reduce_dtype": "bf16",
-  "optimizer_moment_dtype": "bf16"
+  "optimizer_moment_dtype": "bf16",
+  "fp8_attention": true
 })";
   return text;
 }

@@ -28,7 +28,8 @@ std::string layout_summary(const layout::Layout& l) {
   s += " EP" + std::to_string(l.ep);
   if (l.etp > 1) s += " ETP" + std::to_string(l.etp);
   s += " DP" + std::to_string(l.dp()) + " MBS" + std::to_string(l.mbs) + " GBS" + std::to_string(l.gbs) + " seq" +
-       std::to_string(l.seq) + " " + std::string(layout::to_string(l.precision)) + " " +
+       std::to_string(l.seq) + " " + std::string(layout::to_string(l.precision)) +
+       (l.fp8_attention ? " (fp8 attention)" : "") + " " +
        std::string(layout::to_string(l.dispatcher)) + ", recompute " + l.recompute.to_string() + ", cuda graph " +
        layout::cuda_graph_text(l.cuda_graph, l.cuda_graph_scopes) + (l.a2a_overlap ? ", a2a overlap" : "") +
        (l.mtp > 0 ? ", MTP " + std::to_string(l.mtp) : "");

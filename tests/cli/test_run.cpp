@@ -33,7 +33,7 @@ TEST_CASE("run: the default case (DeepSeek-V3 on 256 GB300) prints the step tabl
   const auto r = run({});
   REQUIRE(r.code == 0);
   CHECK(r.err.empty());
-  CHECK(r.out.find("deepseek-v3 on 256 x gb300-nvl72, TP1 PP2 VPP8 EP32 DP128 MBS1 GBS4096 seq4096 mxfp8 hybridep") == 0);
+  CHECK(r.out.find("deepseek-v3 on 256 x gb300-nvl72, TP1 PP2 VPP8 EP32 DP128 MBS1 GBS4096 seq4096 mxfp8 (fp8 attention) hybridep") == 0);
   CHECK(r.out.find("  step time ") != std::string::npos);
   CHECK(r.out.find("  TFLOPS/GPU ") != std::string::npos);
   CHECK(r.out.find("  breakdown (pp rank ") != std::string::npos);
