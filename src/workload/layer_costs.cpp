@@ -260,11 +260,18 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     // into local expert order after the exchange (2).
     const bool flex = l.dispatcher == layout::Dispatcher::deepep || l.dispatcher == layout::Dispatcher::hybridep;
     c.pre_dispatch.fwd += k.mem(static_cast<double>(t_rank) * E * 4 * 6, "router_topk", flex ? 15 : 29 + 8);
-    c.pre_dispatch.fwd += k.mem(static_cast<double>(t_rank) * topk * h * kBf16 * 2, "permute", flex ? 2 : 6);
+    // Token copies in and out of expert order, each one pass over the routed tokens (read + write). All-to-all:
+    // permute 1 (4 fused kernels) before the exchange, the chunk sort into local expert order (2) after it, its
+    // inverse (2) before the combine and unpermute 1 (1) after it. DeepEP / HybridEP: nothing before the
+    // exchange; permute into local expert order (2) after it and back (1) before the combine, which reduces.
+    // The sorts exist only with more than one local expert (Megatron token_dispatcher.py, moe_utils.py).
+    const double token_copies = static_cast<double>(t_rank) * topk * h * kBf16 * 2;
+    const bool sorts = E / l.ep > 1;
+    if (!flex) c.pre_dispatch.fwd += k.mem(token_copies, "permute", 4);
     c.pre_dispatch.dgrad += k.mem(norm_bytes * 1.5, "rmsnorm_bwd");
     c.pre_dispatch.dgrad += k.torch_gemm(t_rank, h, E);
     c.pre_dispatch.dgrad += k.mem(static_cast<double>(t_rank) * E * 4 * 6, "router_bwd", 8);
-    c.pre_dispatch.dgrad += k.mem(static_cast<double>(t_rank) * topk * h * kBf16 * 2, "permute_bwd", 2);
+    if (!flex) c.pre_dispatch.dgrad += k.mem(token_copies, "permute_bwd", 1);
     c.pre_dispatch.wgrad += k.torch_gemm(h, E, t_rank);
 
     // Balanced routing: every local expert gets t_rank * top_k * ep / E token copies.
@@ -287,8 +294,17 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
       c.experts.wgrad += k.internal(out1 + out2, "expert_dbias", 2);
     }
 
-    c.post_combine.fwd += k.mem(static_cast<double>(t_rank) * topk * h * kBf16 * 2, "unpermute", 2);
-    c.post_combine.dgrad += k.mem(static_cast<double>(t_rank) * topk * h * kBf16 * 2, "unpermute_bwd", 2);
+    // Expert-side copies: after the dispatch and before the combine, in the experts' blocks.
+    if (flex || sorts) {
+      c.experts.fwd += k.mem(token_copies, "expert_permute", 2);
+      c.experts.fwd += k.mem(token_copies, "expert_unpermute", flex ? 1 : 2);
+      c.experts.dgrad += k.mem(token_copies, "expert_unpermute_bwd", flex ? 1 : 2);
+      c.experts.dgrad += k.mem(token_copies, "expert_permute_bwd", 2);
+    }
+    if (!flex) {
+      c.post_combine.fwd += k.mem(token_copies, "unpermute", 1);
+      c.post_combine.dgrad += k.mem(token_copies, "unpermute_bwd", 1);
+    }
 
     if (m.moe.num_shared_experts > 0) {
       const I fs = m.moe.num_shared_experts * m.moe.shared_expert_ffn_hidden_size;
