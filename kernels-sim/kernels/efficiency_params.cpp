@@ -124,7 +124,8 @@ KernelEfficiencyParams builtin_kernel_efficiency() {
   // the Hopper tiling and BF16 MAMF ceiling above (about 2.7 us per expert kernel, tiles at 0.94 x the ceiling).
   // Assumption: the same per-kernel time and ceiling scale hold for other GPUs and dtypes.
   p.per_expert_gemms = per_expert_gemms_through(
-      {8, 4096, 768, 2048, 628.0}, {16, 2048, 768, 2048, 554.0}, 989.4e12, 794.5 / 989.4, p.gemm_tilings[0], 132,
+      {8, 4096, 768, 2048, 628.0}, {16, 2048, 768, 2048, 554.0}, 989.4e12,  // H100 SXM BF16 dense peak (§1)
+      p.gemm_ceiling(A::hopper, D::bf16).fraction, p.gemm_tiling(A::hopper), 132,   // H100 SXM: 132 SMs (§1)
       "TE PR #2045 [S29] (hardware.md §5.1): H100 BF16 cuBLAS multi-stream grouped GEMM, 8x4096 628 TF and "
       "16x2048 554 TF (n=768, k=2048), solved with the H100 tiling and MAMF ceiling");
 

@@ -80,13 +80,19 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(b, e - b));
 }
 
-// Lower case, surrounding space and one trailing "(note)" removed.
-std::string normalise(std::string_view text) {
+// Surrounding space and one trailing "(note)" removed.
+std::string without_note(std::string_view text) {
   std::string s = trim(text);
   if (!s.empty() && s.back() == ')') {
     const auto open = s.rfind('(');
     if (open != std::string::npos && open > 0) s = trim(std::string_view(s).substr(0, open));
   }
+  return s;
+}
+
+// Lower case, surrounding space and one trailing "(note)" removed.
+std::string normalise(std::string_view text) {
+  std::string s = without_note(text);
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
@@ -132,6 +138,18 @@ std::vector<std::string> split_modules(std::string_view list) {
   return out;
 }
 
+// The names of the table's values whose bits are set in `bits`, in table order, joined by ",".
+template <class E>
+std::string names_of_bits(const NameTable<E>& table, std::uint32_t bits) {
+  std::string out;
+  for (const auto& [name, v] : table) {
+    if ((bits & static_cast<std::uint32_t>(v)) == 0) continue;
+    if (!out.empty()) out += ",";
+    out += name;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string_view to_string(Precision p) { return name_of(precision_table(), p); }
@@ -170,11 +188,8 @@ CudaGraph parse_cuda_graph(std::string_view text) {
 }
 CudaGraphSetting parse_cuda_graph_setting(std::string_view full_text) {
   // A trailing "(note)" goes first (as in every parser here), so a ':' inside it splits nothing.
-  std::string_view text = full_text;
-  if (const auto t = trim(text); !t.empty() && t.back() == ')') {
-    if (const auto open = t.rfind('('); open != std::string::npos && open > 0)
-      text = text.substr(0, text.find_first_not_of(" \t") + open);
-  }
+  const std::string text_copy = without_note(full_text);
+  const std::string_view text = text_copy;
   const auto colon = text.find(':');
   CudaGraphSetting s;
   s.mode = parse_cuda_graph(text.substr(0, colon));
@@ -190,14 +205,7 @@ CudaGraphSetting parse_cuda_graph_setting(std::string_view full_text) {
 std::string cuda_graph_text(CudaGraph mode, std::uint32_t scopes) {
   std::string out(to_string(mode));
   if (mode != CudaGraph::partial || scopes == kDefaultGraphScopes) return out;
-  const char* sep = ": ";
-  for (const auto& [name, g] : graph_scope_table()) {
-    if ((scopes & static_cast<std::uint32_t>(g)) == 0) continue;
-    out += sep;
-    out += name;
-    sep = ",";
-  }
-  return out;
+  return out + ": " + names_of_bits(graph_scope_table(), scopes);
 }
 std::vector<std::string> graph_scope_names() { return canonical_names(graph_scope_table()); }
 GroupedGemm parse_grouped_gemm(std::string_view text) {
@@ -264,15 +272,8 @@ std::string Recompute::to_string() const {
   switch (granularity) {
     case RecomputeGranularity::none: return "none";
     case RecomputeGranularity::selective: {
-      std::string out = "selective:";
-      const char* sep = " ";
-      for (const auto& [name, m] : module_table()) {
-        if (!has(m)) continue;
-        out += sep;
-        out += name;
-        sep = ",";
-      }
-      return out;
+      const std::string names = names_of_bits(module_table(), modules);
+      return names.empty() ? "selective:" : "selective: " + names;
     }
     case RecomputeGranularity::full:
       return "full: " + std::string(layout::to_string(method)) + " " + std::to_string(num_layers);

@@ -50,8 +50,7 @@ ParamFit fit_step_param(const config::CsvTable& table, const Resolvers& resolve,
   };
   auto f = [&](double log_value) {
     const double v = std::exp(log_value);
-    if (auto it = objective.find(v); it != objective.end()) return it->second;
-    evaluate(v);
+    if (!objective.count(v)) evaluate(v);
     return objective[v];
   };
 

@@ -266,7 +266,8 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     // exchange; permute into local expert order (2) after it and back (1) before the combine, which reduces.
     // The sorts exist only with more than one local expert (Megatron token_dispatcher.py, moe_utils.py).
     const double token_copies = static_cast<double>(t_rank) * topk * h * kBf16 * 2;
-    const bool sorts = E / l.ep > 1;
+    const I local_experts = std::max<I>(1, E / l.ep);
+    const bool sorts = local_experts > 1;
     if (!flex) c.pre_dispatch.fwd += k.mem(token_copies, "permute", 4);
     c.pre_dispatch.dgrad += k.mem(norm_bytes * 1.5, "rmsnorm_bwd");
     c.pre_dispatch.dgrad += k.torch_gemm(t_rank, h, E);
@@ -275,7 +276,6 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     c.pre_dispatch.wgrad += k.torch_gemm(h, E, t_rank);
 
     // Balanced routing: every local expert gets t_rank * top_k * ep / E token copies.
-    const I local_experts = std::max<I>(1, E / l.ep);
     const I per_expert = t_rank * topk * l.ep / E;
     const std::vector<I> tokens(static_cast<std::size_t>(local_experts), per_expert);
     const I f_local = f / l.etp;

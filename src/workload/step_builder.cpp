@@ -117,11 +117,6 @@ class Builder {
     const bool experts = rc.has(M::moe) || rc.has(M::moe_act) || rc.has(M::shared_experts);
     return rc.granularity == layout::RecomputeGranularity::selective && !experts ? kAttn | kMlp : 0;
   }
-  // Is a block of graph scope `scope` (0 = none) captured?
-  bool captured(std::uint32_t scope) const {
-    return l_.cuda_graph == layout::CudaGraph::full ||
-           (l_.cuda_graph == layout::CudaGraph::partial && (scope & l_.cuda_graph_scopes) != 0);
-  }
 
   OpId compute(int rank, const Block& b, const char* name, Chain& chain, int layer, int mb, Phase phase,
                std::uint32_t graph_scope = 0, std::vector<OpId> extra = {}) {
@@ -144,12 +139,13 @@ class Builder {
     return chain.last;
   }
 
-  // Host time before the op can start: none inside a full-iteration graph, one graph launch for a captured block,
+  // Host time before the op can start: none inside a full-iteration graph, one graph launch for a block whose graph
+  // scope (0 = none) per-module graphs capture,
   // else the framework's eager issue time, never below the raw launch cost of its kernels.
   void set_launch(Op& op, int kernels, std::uint32_t graph_scope, double host_s = 0) {
     if (l_.cuda_graph == layout::CudaGraph::full) {
       op.graph_captured = true;
-    } else if (captured(graph_scope)) {
+    } else if (l_.cuda_graph == layout::CudaGraph::partial && (graph_scope & l_.cuda_graph_scopes) != 0) {
       op.launch_cost = ps(p_.graph_launch_us * 1e-6);  // one graph launch replaces the block's kernels
     } else {
       op.launch_cost = ps(std::max(host_s, p_.kernel_launch_us * 1e-6 * std::max(1, kernels)));

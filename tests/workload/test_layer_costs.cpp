@@ -58,6 +58,14 @@ kernels::AttentionFwd gqa_attention(const model::ModelSpec& m, std::int64_t seq,
   return a;
 }
 
+// What a rerun of MoELayer's forward redoes after the dispatch: routed experts, unpermute, shared experts.
+Block moe_rerun(const LayerCosts& c) {
+  Block b = c.experts.fwd;
+  b += c.post_combine.fwd;
+  b += c.shared.fwd;
+  return b;
+}
+
 // Every timed Block of a LayerCosts, in a fixed order (for field-by-field comparisons).
 std::vector<Block> blocks(const LayerCosts& c) {
   std::vector<Block> out;
@@ -249,9 +257,7 @@ TEST_CASE("recompute policies add exactly the forward work they redo") {
       const auto c = with("full", moe);
       Block before = c.attention.fwd;
       before += c.pre_dispatch.fwd;
-      Block after = c.experts.fwd;
-      after += c.post_combine.fwd;
-      after += c.shared.fwd;
+      const Block after = moe_rerun(c);
       CHECK(c.recompute.seconds == before.seconds);
       CHECK(c.recompute.kernels == before.kernels);
       CHECK(c.recompute_experts.seconds == after.seconds);
@@ -278,9 +284,7 @@ TEST_CASE("recompute policies add exactly the forward work they redo") {
   }
   SUBCASE("selective moe = MoELayer's whole forward, exchanges included; shared_experts = the shared expert") {
     auto c = with("selective: moe", true);
-    Block after = c.experts.fwd;
-    after += c.post_combine.fwd;
-    after += c.shared.fwd;
+    const Block after = moe_rerun(c);
     CHECK(c.recompute.seconds == c.pre_dispatch.fwd.seconds);
     CHECK(c.recompute.kernels == c.pre_dispatch.fwd.kernels);
     CHECK(c.recompute_experts.seconds == after.seconds);
