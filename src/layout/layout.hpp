@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "layout/te_version.hpp"
+
 namespace moesim::layout {
 
 // Number formats of the GEMMs. In files: bf16, fp8-tensorwise, fp8-blockwise, mxfp8, nvfp4 (case-insensitive).
@@ -119,6 +121,8 @@ struct Layout {
   // Core attention (SDPA) in FP8 (Megatron --fp8-dot-product-attention); only with an FP8 / MXFP8 precision.
   // Off, attention runs in BF16 whatever the GEMM precision (groundtruth.md §6).
   bool fp8_attention = false;
+  // Transformer Engine release (host time per TE module call depends on it; te_version.hpp).
+  TeVersion te_version = kLatestTeVersion;
 
   // Derived sizes. They truncate when sizes do not divide; validate() reports that case.
   int dp() const { return gpus / nonzero(tp * pp * cp); }     // attention data parallel

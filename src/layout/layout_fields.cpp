@@ -42,6 +42,8 @@ const std::vector<LayoutField>& layout_fields() {
       {"fp8_param_gather", "", K::boolean, K::boolean, "FP8 primary weights (no BF16 weight copy)"},
       {"fp8_attention", "fp8_dot_product_attention", K::boolean, K::boolean,
        "Core attention in FP8 (only with an FP8 / MXFP8 precision)"},
+      {"te_version", "", K::te_version, K::te_version,
+       "Transformer Engine release, MAJOR.MINOR (default 2.16); before 2.10 a TE module call costs more host time"},
   };
   return fields;
 }

@@ -19,6 +19,7 @@ enum class FieldKind {
   dtype,
   recompute,  // the recompute text of layout.hpp parse_recompute
   pp_layout,  // a pipeline layout string
+  te_version, // a Transformer Engine release, MAJOR.MINOR
 };
 
 struct LayoutField {

@@ -180,6 +180,7 @@ Layout read_layout_fields(ObjectReader& r) {
   l.distributed_optimizer = fr.boolean("distributed_optimizer").value_or(true);
   l.fp8_param_gather = fr.boolean("fp8_param_gather").value_or(false);
   l.fp8_attention = fr.boolean("fp8_attention").value_or(false);
+  if (auto v = fr.parsed<TeVersion>(fr.spelling("te_version"), parse_te_version)) l.te_version = *v;
   if (auto d = fr.parsed<Dtype>(fr.spelling("optimizer_moment_dtype"), parse_dtype)) l.optimizer_moment_dtype = *d;
   {
     const std::string key = fr.spelling("grad_reduce_dtype");
@@ -258,6 +259,7 @@ config::Json to_json(const Layout& l) {
   j["optimizer_moment_dtype"] = std::string(to_string(l.optimizer_moment_dtype));
   j["fp8_param_gather"] = l.fp8_param_gather;
   j["fp8_attention"] = l.fp8_attention;
+  j["te_version"] = to_string(l.te_version);
   return j;
 }
 

@@ -32,7 +32,7 @@ std::string layout_summary(const layout::Layout& l) {
        (l.fp8_attention ? " (fp8 attention)" : "") + " " +
        std::string(layout::to_string(l.dispatcher)) + ", recompute " + l.recompute.to_string() + ", cuda graph " +
        layout::cuda_graph_text(l.cuda_graph, l.cuda_graph_scopes) + (l.a2a_overlap ? ", a2a overlap" : "") +
-       (l.mtp > 0 ? ", MTP " + std::to_string(l.mtp) : "");
+       (l.mtp > 0 ? ", MTP " + std::to_string(l.mtp) : "") + ", TE " + layout::to_string(l.te_version);
   return s;
 }
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "predict/container_versions.hpp"
 
 namespace moesim::predict {
 namespace {
@@ -70,6 +71,9 @@ std::optional<std::string> read_layout(const std::map<std::string, std::string>&
     std::string disp = lower(col(row, "dispatcher"));
     if (disp.empty() || disp == "recipe default" || disp == "n/a") disp = "alltoall";
     if (disp.rfind("all-to-all", 0) == 0) disp = "alltoall";
+    // Megatron's flex dispatcher without a named backend runs its default backend, DeepEP
+    // (TransformerConfig.moe_flex_dispatcher_backend = "deepep").
+    if (disp.rfind("flex", 0) == 0) disp = "deepep";
     l.dispatcher = layout::parse_dispatcher(disp);
     const std::string rec = col(row, "recompute");
     l.recompute = rec.empty() ? layout::Recompute{} : layout::parse_recompute(rec);
@@ -171,6 +175,8 @@ RowCase case_from_row(const std::map<std::string, std::string>& row, const Resol
                               c.layout.precision == layout::Precision::mxfp8;
       if (c.layout.precision != layout::Precision::bf16 && (says || gb300_2606)) c.layout.fp8_attention = true;
     }
+    // The TE release of the row's container (documented default, the newest known, when the source names none).
+    if (auto te = te_version_from_source(col(row, "source"))) c.layout.te_version = *te;
     const int stages = c.layout.pp * c.layout.vpp;
     if (c.layout.pp_layout.empty() && stages > 1 && c.model.num_layers % stages != 0)
       c.layout.pp_layout = balanced_pipeline_layout(c.model, c.layout);

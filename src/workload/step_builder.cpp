@@ -45,7 +45,11 @@ class Builder {
     ctx_.host.cxx_launch_s = p_.kernel_launch_us * 1e-6;
     const double fw = p_.framework_host_factor;
     ctx_.host.torch_op_s = fw * 1e-6 * figure_us(p_.torch_op_host_us, "torch_op_host", x86.torch_op_s * 1e6);
-    ctx_.host.te_module_s = fw * 1e-6 * figure_us(p_.te_module_host_us, "te_module_host", x86.te_module_s * 1e6);
+    // From TE 2.10 on, a TE module call costs about what a torch op does (te_version.hpp); the system's
+    // te_module_host figure is the older TE's (issue #2053). An explicit --param te_module_host_us wins.
+    const bool te_reduced = l_.te_version >= layout::kTeHostOverheadReduced && p_.te_module_host_us < 0;
+    ctx_.host.te_module_s = te_reduced ? ctx_.host.torch_op_s
+                                       : fw * 1e-6 * figure_us(p_.te_module_host_us, "te_module_host", x86.te_module_s * 1e6);
     ctx_.host.fp8_module_factor = p_.fp8_module_host_factor;
     domain_ = {in.system.scale_up.domain_size,
                in.system.scale_up.gpus_used_per_domain > 0 ? in.system.scale_up.gpus_used_per_domain

@@ -143,6 +143,23 @@ TEST_CASE("dispatcher, cuda graph and dtype names") {
   CHECK(l.uses_fused_grouped_gemm());
 }
 
+TEST_CASE("Transformer Engine versions: MAJOR.MINOR, patch and local suffixes ignored, ordered") {
+  CHECK(parse_te_version("2.9") == TeVersion{2, 9});
+  CHECK(parse_te_version(" v2.14.1 ") == TeVersion{2, 14});
+  CHECK(parse_te_version("2.14+71bbefb") == TeVersion{2, 14});
+  CHECK(to_string(parse_te_version("2.10")) == "2.10");
+  CHECK(TeVersion{2, 9} < kTeHostOverheadReduced);  // 2.9 < 2.10: compared as numbers, not text
+  CHECK(TeVersion{2, 12} > kTeHostOverheadReduced);
+  CHECK(Layout{}.te_version == kLatestTeVersion);
+  for (const char* bad : {"", "2", "2.", "two.nine", "2.9x", "2.9.", ".9", "0.9", "2..9"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(parse_te_version(bad),
+                         (std::string("expected a Transformer Engine version MAJOR.MINOR such as \"2.12\", got \"") +
+                          bad + "\"").c_str(),
+                         std::invalid_argument);
+  }
+}
+
 TEST_CASE("recompute text: forms and canonical output") {
   Recompute r = parse_recompute("none");
   CHECK(r.granularity == RecomputeGranularity::none);

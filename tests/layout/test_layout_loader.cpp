@@ -131,6 +131,7 @@ TEST_CASE("to_json round-trips") {
   l.sequence_parallel = false;
   l.account_for_loss_in_pipeline_split = true;
   l.fp8_param_gather = true;
+  l.te_version = {2, 9};
   const Layout back = read_layout(to_json(l), "<json>", diags);
   REQUIRE(diags.empty());
   CHECK(back == l);
@@ -173,6 +174,7 @@ TEST_CASE("fixture: bad enum values with did-you-mean") {
             "/cuda_graph: expected cuda_graph none | partial | full, got \"ful\" (did you mean \"full\"?)",
             "/recompute: expected recompute module core_attn | mlp | moe | moe_act | layernorm | mla_up_proj | "
             "shared_experts, got \"moe_ac\" (did you mean \"moe_act\"?)",
+            "/te_version: expected a Transformer Engine version MAJOR.MINOR such as \"2.12\", got \"2.x\"",
             "/grad_reduce_dtype: expected dtype bf16 | fp32, got \"fp16\" (did you mean \"bf16\"?)"});
 }
 
@@ -227,7 +229,7 @@ TEST_CASE("bad config problems become one ConfigError with exit code 2") {
     FAIL("expected ConfigError");
   } catch (const ConfigError& e) {
     CHECK(static_cast<int>(e.code()) == 2);
-    CHECK(e.diagnostics().size() == 5);
+    CHECK(e.diagnostics().size() == 6);
     CHECK(std::string(e.what()).find(kDir + "bad_enums.json:/cuda_graph: expected cuda_graph") != std::string::npos);
   }
 }

@@ -195,10 +195,13 @@ TEST_CASE("memory: a layout that does not fit is infeasible unless the check is 
 
 TEST_CASE("layout_summary names the parallel sizes and the stack") {
   CHECK(predict::layout_summary(h100x8().layout) ==
-        "TP1 PP2 EP4 DP4 MBS1 GBS32 seq4096 bf16 alltoall, recompute none, cuda graph none");
+        "TP1 PP2 EP4 DP4 MBS1 GBS32 seq4096 bf16 alltoall, recompute none, cuda graph none, TE 2.16");
   CHECK(predict::layout_summary(gb200x64().layout) ==
         "TP1 PP2 VPP2 EP32 DP32 MBS1 GBS256 seq4096 mxfp8 hybridep, recompute selective: moe_act, cuda graph partial, "
-        "a2a overlap");
+        "a2a overlap, TE 2.16");
+  auto old_te = h100x8().layout;
+  old_te.te_version = {2, 9};
+  CHECK(predict::layout_summary(old_te).ends_with(", cuda graph none, TE 2.9"));
 }
 
 TEST_CASE("host share: GPU idle time while ready ops waited for their launch; grows with host costs, vanishes in a full graph") {

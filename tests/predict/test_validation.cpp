@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/csv_table.hpp"
+#include "predict/container_versions.hpp"
 #include "predict/param_fit.hpp"
 #include "predict/validation.hpp"
 #include "predict_cases.hpp"
@@ -250,4 +251,30 @@ TEST_CASE("refitting never rewards a value at which rows stop being predictable"
   CHECK(fit.best < 1e6);
   CHECK_THROWS_AS(predict::fit_step_param(table, resolvers(), {}, {"framework_host_factor", 1e200, 1e300, 5}),
                   ConfigError);
+}
+
+TEST_CASE("the TE release of a row comes from the container or guide its source names") {
+  using layout::TeVersion;
+  CHECK(predict::te_version_from_source("docs/performance-summary-archive.md (25.11 NeMo container)") == TeVersion{2, 9});
+  CHECK(predict::te_version_from_source("archive (26.02 NeMo container); recipe @cfeddcd94") == TeVersion{2, 12});
+  CHECK(predict::te_version_from_source("archive (26.04.01 NeMo container)") == TeVersion{2, 14});
+  CHECK(predict::te_version_from_source("results/theia_ngpu512_ngc26.04_nemo/gpt_oss_20b") == TeVersion{2, 14});
+  CHECK(predict::te_version_from_source("performance-summary.md (26.08 NeMo container)") == layout::kLatestTeVersion);
+  CHECK(predict::te_version_from_source("NVIDIA/Megatron-LM docs/discussions/deepseek-v3-gb200-optimization/*.md") ==
+        TeVersion{2, 9});
+  CHECK_FALSE(predict::te_version_from_source("arXiv 2407.21783 Llama 3 Herd of Models").has_value());
+
+  // In a row: the source decides; without one the layout default (the newest TE) stays.
+  std::map<std::string, std::string> r{{"id", "X"},     {"model", "small-moe"}, {"hardware", "DGX-H100"},
+                                       {"gpus", "8"},   {"tp", "1"},            {"pp", "2"},
+                                       {"ep", "4"},     {"mbs", "1"},           {"gbs", "32"},
+                                       {"seq", "4096"}, {"metric", "tflops_per_gpu"}, {"value", "100"},
+                                       {"source", "docs (25.11 NeMo container)"}};
+  auto rc = predict::case_from_row(r, resolvers());
+  REQUIRE(rc.c.has_value());
+  CHECK(rc.c->layout.te_version == TeVersion{2, 9});
+  r["source"] = "a paper";
+  rc = predict::case_from_row(r, resolvers());
+  REQUIRE(rc.c.has_value());
+  CHECK(rc.c->layout.te_version == layout::kLatestTeVersion);
 }
