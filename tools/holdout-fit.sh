@@ -4,7 +4,9 @@
 #
 #   tools/holdout-fit.sh NAME=LO:HI [CSV]      e.g. tools/holdout-fit.sh framework_host_factor=1:8
 #
-# CSV defaults to ../shared/reference/groundtruth.csv. Uses build/moesim (tools/build.sh builds it).
+# CSV defaults to ../shared/reference/groundtruth.csv; with it, the recipe settings of
+# tests/validation/groundtruth_recipes.csv are split the same way and applied to each half, as `validate` does.
+# Uses build/moesim (tools/build.sh builds it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [[ $# -ge 1 && "$1" == *=*:* ]] || { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 1; }
@@ -14,20 +16,29 @@ name="${spec%%=*}" bounds="${spec#*=}" lo="${bounds%%:*}"
 tools/build.sh >/dev/null
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-python3 - "$csv" "$tmp" <<'PY'
+recipes=none
+[[ $# -lt 2 ]] && recipes=tests/validation/groundtruth_recipes.csv
+python3 - "$csv" "$tmp" "$recipes" <<'PY'
 import csv, sys
-rows = list(csv.reader(open(sys.argv[1], newline="")))
-head, body = rows[0], rows[1:]
 digits = lambda s: int("".join(c for c in s if c.isdigit()) or 0)
-for part, keep in (("odd", 1), ("even", 0)):
-    with open(f"{sys.argv[2]}/{part}.csv", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(head)
-        w.writerows(r for r in body if r and digits(r[0]) % 2 == keep)
+def split(src, stem):
+    rows = list(csv.reader(open(src, newline="")))
+    head, body = rows[0], rows[1:]
+    for part, keep in (("odd", 1), ("even", 0)):
+        with open(f"{sys.argv[2]}/{stem}-{part}.csv", "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(head)
+            w.writerows(r for r in body if r and digits(r[0]) % 2 == keep)
+split(sys.argv[1], "rows")
+if sys.argv[3] != "none":
+    split(sys.argv[3], "recipes")
 PY
-fit="$(build/moesim validate --csv "$tmp/odd.csv" --fit "$spec")"
+part_args() {  # the CSV of one half, and its recipe settings when there are any
+  echo "--csv $tmp/rows-$1.csv --recipes $([[ $recipes == none ]] && echo none || echo "$tmp/recipes-$1.csv")"
+}
+fit="$(build/moesim validate $(part_args odd) --fit "$spec")"
 echo "fit on the odd ids:"
 echo "$fit" | sed 's/^/  /'
 best="$(echo "$fit" | sed -n 's/.*: best \([0-9.e+-]*\) .*/\1/p' | head -1)"
-echo "even ids, $name=$lo:   $(build/moesim validate --csv "$tmp/even.csv" --param "$name=$lo" | grep '^rows predicted')"
-echo "even ids, $name=$best: $(build/moesim validate --csv "$tmp/even.csv" --param "$name=$best" | grep '^rows predicted')"
+echo "even ids, $name=$lo:   $(build/moesim validate $(part_args even) --param "$name=$lo" | grep '^rows predicted')"
+echo "even ids, $name=$best: $(build/moesim validate $(part_args even) --param "$name=$best" | grep '^rows predicted')"

@@ -37,6 +37,9 @@ struct AttentionShape {
   bool causal = true;
   std::int64_t window = 0;
   DType dtype = DType::bf16;
+  // When the work is split into calls over blocks of keys (context parallelism's ring steps), the keys one call
+  // sees; 0 = the whole shape in one call. The roofline reads its efficiency at this length; FLOPs do not change.
+  std::int64_t keys_per_call = 0;
 };
 struct AttentionFwd : AttentionShape {};
 struct AttentionBwd : AttentionShape {};

@@ -33,8 +33,10 @@ double occupied_flops(const std::vector<std::int64_t>& rows, std::int64_t n, std
 }
 
 double attention_keys(const AttentionShape& a) {
-  const double skv = static_cast<double>(a.seq_kv);
-  return a.window > 0 ? std::min(skv, static_cast<double>(a.window)) : skv;
+  double keys = static_cast<double>(a.seq_kv);
+  if (a.window > 0) keys = std::min(keys, static_cast<double>(a.window));
+  if (a.keys_per_call > 0) keys = std::min(keys, static_cast<double>(a.keys_per_call));
+  return keys;
 }
 
 // Peak FLOP/s of the datapath the kernel runs on (1 for memory-bound kernels, which have no compute term).

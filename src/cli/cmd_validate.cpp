@@ -1,4 +1,5 @@
 // moesim validate: predict every row of a measurements table and report the error of each.
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <ostream>
@@ -16,6 +17,7 @@
 #include "report/step_report.hpp"
 #include "model/model_catalog.hpp"
 #include "predict/param_fit.hpp"
+#include "predict/recipe_settings.hpp"
 #include "predict/validation.hpp"
 #include "topology/system_catalog.hpp"
 
@@ -85,6 +87,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     bool ladder = false;
     std::string trace;
     std::string fit;
+    std::string recipes;
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand("validate", "Predict published measurements (groundtruth.csv schema) and report the error of each row");
@@ -97,10 +100,19 @@ void add_validate_command(CLI::App& app, Context& ctx) {
   sub->add_option("--explain", args->explain, "Predict one row (by id) and print its full step report: breakdown, memory, layout");
   sub->add_option("--fit", args->fit, "Refit one general parameter to the table: NAME=LO:HI (e.g. framework_host_factor=1:8); prints the best value, the rows that inform it and the summary there");
   sub->add_option("--trace", args->trace, "With --explain: write the row's step as a Chrome trace / Perfetto JSON to FILE");
+  sub->add_option("--recipes", args->recipes,
+                  "Recipe settings that fill the table's unstated software-stack cells: FILE | none (default with the "
+                  "default --csv: tests/validation/groundtruth_recipes.csv; with another --csv: none)");
   sub->callback([&ctx, args] {
     const auto root = config::data_dir(ctx.data_dir);
     const std::string csv = !args->csv.empty() ? args->csv : (root / ".." / "shared" / "reference" / "groundtruth.csv").string();
-    const auto table = config::read_csv(csv);
+    auto table = config::read_csv(csv);
+    // Recipe settings: cells the measurements table leaves unstated, from the recipes the benchmarks ran.
+    const std::string recipes = !args->recipes.empty() ? args->recipes
+                                : args->csv.empty()    ? (root / "tests" / "validation" / "groundtruth_recipes.csv").string()
+                                                       : "none";
+    std::vector<predict::RecipeFill> filled;
+    if (recipes != "none") filled = predict::apply_recipe_settings(table, config::read_csv(recipes));
     const model::ModelCatalog models(root);
     const auto systems = topology::SystemCatalog::load(root);
     predict::Resolvers r{[&](const std::string& n) { return models.load(n); },
@@ -123,6 +135,8 @@ void add_validate_command(CLI::App& app, Context& ctx) {
       // Which kernel costs priced the rows travels with them (the validation JSON has no field of its own for it).
       auto j = nlohmann::ordered_json::parse(predict::to_json_text(result));
       j["kernel_model"] = kernel_model.why;
+      auto& fills = j["recipe_settings"] = nlohmann::ordered_json::array();
+      for (const auto& f : filled) fills.push_back({{"id", f.id}, {"column", f.column}, {"value", f.value}});
       if (args->ladder) {
         auto& steps = j["ladder"] = nlohmann::ordered_json::array();
         for (const auto& st : predict::ladder_steps(result))
@@ -138,6 +152,9 @@ void add_validate_command(CLI::App& app, Context& ctx) {
         ctx.out << (args->markdown ? "\n```\n" + text + "```\n" : "\n" + text);
       }
       ctx.out << (args->markdown ? "\nKernel costs: " : "kernel model: ") << kernel_model.why << "\n";
+      if (!filled.empty())
+        ctx.out << (args->markdown ? "\nRecipe settings: " : "recipe settings: ") << filled.size()
+                << " unstated cells filled from " << std::filesystem::path(recipes).filename().string() << "\n";
     }
   });
 }

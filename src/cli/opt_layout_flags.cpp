@@ -1,6 +1,7 @@
 #include "cli/opt_layout_flags.hpp"
 
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -84,6 +85,15 @@ Json convert(FieldKind kind, const std::string& v) {
     case FieldKind::dtype: return std::string(layout::to_string(layout::parse_dtype(v)));
     case FieldKind::recompute: return layout::parse_recompute(v).to_string();
     case FieldKind::te_version: return layout::to_string(layout::parse_te_version(v));
+    case FieldKind::positive_number: {
+      try {
+        std::size_t used = 0;
+        const double x = std::stod(v, &used);
+        if (used == v.size() && std::isfinite(x) && x > 0) return x;
+      } catch (const std::exception&) {
+      }
+      throw std::invalid_argument("expected a positive number, got \"" + v + "\"");
+    }
     case FieldKind::pp_layout:
       try {
         layout::parse_pipeline_layout(v);

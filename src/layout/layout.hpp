@@ -121,6 +121,11 @@ struct Layout {
   // Core attention (SDPA) in FP8 (Megatron --fp8-dot-product-attention); only with an FP8 / MXFP8 precision.
   // Off, attention runs in BF16 whatever the GEMM precision (groundtruth.md §6).
   bool fp8_attention = false;
+  // Token dropping (Megatron --moe-expert-capacity-factor, --moe-pad-expert-input-to-capacity): each rank sends
+  // each expert at most ceil(factor x tokens x top_k / experts) token copies; padding fills every expert to that
+  // capacity, which makes the shapes static and removes the dropless token-count sync. Unset = dropless.
+  std::optional<double> expert_capacity_factor;
+  bool pad_expert_input_to_capacity = false;
   // Transformer Engine release (host time per TE module call depends on it; te_version.hpp).
   TeVersion te_version = kLatestTeVersion;
 
@@ -132,6 +137,10 @@ struct Layout {
     return grouped_gemm == GroupedGemm::fused || (grouped_gemm == GroupedGemm::auto_ && cuda_graph == CudaGraph::full);
   }
   bool uses_sequence_parallel() const { return tp > 1 && sequence_parallel.value_or(true); }
+  // Whether each MoE layer's forward waits for its token counts on the host (dropless, not under a full graph).
+  bool syncs_token_counts() const {
+    return cuda_graph != CudaGraph::full && !(expert_capacity_factor && pad_expert_input_to_capacity);
+  }
   std::int64_t tokens_per_step() const { return static_cast<std::int64_t>(gbs) * seq; }
 
   bool operator==(const Layout&) const = default;

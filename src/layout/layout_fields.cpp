@@ -42,6 +42,10 @@ const std::vector<LayoutField>& layout_fields() {
       {"fp8_param_gather", "", K::boolean, K::boolean, "FP8 primary weights (no BF16 weight copy)"},
       {"fp8_attention", "fp8_dot_product_attention", K::boolean, K::boolean,
        "Core attention in FP8 (only with an FP8 / MXFP8 precision)"},
+      {"expert_capacity_factor", "moe_expert_capacity_factor", K::positive_number, K::positive_number,
+       "Token dropping: per-expert capacity as a multiple of the balanced load (default: dropless)"},
+      {"pad_expert_input_to_capacity", "moe_pad_expert_input_to_capacity", K::boolean, K::boolean,
+       "Pad every expert to its capacity (static shapes, no token-count sync); needs expert_capacity_factor"},
       {"te_version", "", K::te_version, K::te_version,
        "Transformer Engine release, MAJOR.MINOR (default 2.16); before 2.10 a TE module call costs more host time"},
   };

@@ -20,6 +20,7 @@ enum class FieldKind {
   recompute,  // the recompute text of layout.hpp parse_recompute
   pp_layout,  // a pipeline layout string
   te_version, // a Transformer Engine release, MAJOR.MINOR
+  positive_number,  // > 0, not necessarily an integer
 };
 
 struct LayoutField {

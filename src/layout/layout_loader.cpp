@@ -181,6 +181,9 @@ Layout read_layout_fields(ObjectReader& r) {
   l.fp8_param_gather = fr.boolean("fp8_param_gather").value_or(false);
   l.fp8_attention = fr.boolean("fp8_attention").value_or(false);
   if (auto v = fr.parsed<TeVersion>(fr.spelling("te_version"), parse_te_version)) l.te_version = *v;
+  if (const std::string key = fr.spelling("expert_capacity_factor"); !key.empty())
+    l.expert_capacity_factor = r.number(key, Bound::positive);
+  l.pad_expert_input_to_capacity = fr.boolean("pad_expert_input_to_capacity").value_or(false);
   if (auto d = fr.parsed<Dtype>(fr.spelling("optimizer_moment_dtype"), parse_dtype)) l.optimizer_moment_dtype = *d;
   {
     const std::string key = fr.spelling("grad_reduce_dtype");
@@ -259,6 +262,8 @@ config::Json to_json(const Layout& l) {
   j["optimizer_moment_dtype"] = std::string(to_string(l.optimizer_moment_dtype));
   j["fp8_param_gather"] = l.fp8_param_gather;
   j["fp8_attention"] = l.fp8_attention;
+  if (l.expert_capacity_factor) j["expert_capacity_factor"] = *l.expert_capacity_factor;
+  j["pad_expert_input_to_capacity"] = l.pad_expert_input_to_capacity;
   j["te_version"] = to_string(l.te_version);
   return j;
 }

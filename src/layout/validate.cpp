@@ -18,6 +18,8 @@ std::vector<std::string> problems(const Layout& l, const ModelFacts& f) {
   for (const auto& [name, v] : sizes)
     if (v < 1) out.push_back(std::string(name) + "=" + s(v) + " must be at least 1");
   if (l.mtp < 0) out.push_back("mtp=" + s(l.mtp) + " must not be negative");
+  if (l.pad_expert_input_to_capacity && !l.expert_capacity_factor)
+    out.push_back("pad_expert_input_to_capacity needs expert_capacity_factor (Megatron: the capacity it pads to)");
   if (l.fp8_attention && l.precision == Precision::bf16)
     out.push_back("fp8_attention needs an FP8 or MXFP8 precision (precision is bf16)");
   if (l.recompute.granularity == RecomputeGranularity::full && l.recompute.num_layers < 1)

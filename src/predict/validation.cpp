@@ -65,6 +65,18 @@ std::optional<std::string> read_layout(const std::map<std::string, std::string>&
   l.etp = int_col(row, "etp").value_or(1);
   l.mtp = int_col(row, "mtp").value_or(0);
   l.a2a_overlap = int_col(row, "a2a_overlap").value_or(0) != 0;
+  // Token dropping: not groundtruth.csv columns; recipe settings (recipe_settings.hpp) may add them.
+  if (const std::string cf = col(row, "expert_capacity_factor"); !cf.empty()) {
+    try {
+      std::size_t used = 0;
+      const double v = std::stod(cf, &used);
+      if (used != cf.size() || !(v > 0) || !std::isfinite(v)) throw std::invalid_argument(cf);
+      l.expert_capacity_factor = v;
+    } catch (const std::exception&) {
+      return "column expert_capacity_factor is not a positive number: \"" + cf + "\"";
+    }
+  }
+  l.pad_expert_input_to_capacity = int_col(row, "pad_expert_input_to_capacity").value_or(0) != 0;
   try {
     const std::string prec = col(row, "precision");
     l.precision = prec.empty() ? layout::Precision::bf16 : layout::parse_precision(prec);
@@ -123,6 +135,23 @@ std::string balanced_pipeline_layout(const model::ModelSpec& m, const layout::La
   return out;
 }
 
+// "tokens_per_sec_per_gpu=N" in a row's notes (Megatron-Bridge rows publish both metrics); 0 when absent or
+// marked "derived" (computed from the TFLOPS by the table's authors, so it carries no FLOP definition of its own).
+double published_tokens_per_s(const std::string& notes) {
+  static const std::string key = "tokens_per_sec_per_gpu=";
+  const auto at = notes.find(key);
+  if (at == std::string::npos) return 0;
+  static const std::string derived = "derived ";
+  if (at >= derived.size() && notes.compare(at - derived.size(), derived.size(), derived) == 0) return 0;
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(notes.substr(at + key.size()), &used);
+    return used > 0 && v > 0 && std::isfinite(v) ? v : 0;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 double percentile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -148,6 +177,10 @@ RowCase case_from_row(const std::map<std::string, std::string>& row, const Resol
   if (!metric_ok) {
     rc.skipped = "metric " + rc.metric + " is not a single-step prediction";
     return rc;
+  }
+  if (rc.metric == "tflops_per_gpu") {
+    if (const auto tokens = published_tokens_per_s(col(row, "notes")); tokens > 0)
+      rc.row_flops_per_token = rc.measured * 1e12 / tokens;
   }
   layout::Layout l;
   if (auto why = read_layout(row, l)) {
@@ -195,6 +228,7 @@ RowCase case_from_row(const std::map<std::string, std::string>& row, const Resol
 }
 
 double RowCase::value_of(const report::StepReport& r) const {
+  if (metric == "tflops_per_gpu" && row_flops_per_token > 0) return r.tokens_per_s_per_gpu * row_flops_per_token / 1e12;
   return metric == "tflops_per_gpu"           ? r.tflops_per_gpu
          : metric == "tokens_per_sec_per_gpu" ? r.tokens_per_s_per_gpu
                                               : r.step_time_s;
@@ -279,7 +313,8 @@ std::vector<LadderStep> ladder_steps(const ValidationResult& r, double threshold
     s.measured_change_pct = change(a.measured, b.measured);
     s.predicted_change_pct = change(*a.predicted, *b.predicted);
     s.judged = std::fabs(s.measured_change_pct) > threshold_pct;
-    s.same_direction = s.measured_change_pct * s.predicted_change_pct > 0;
+    // A prediction that moves by less than 0.1 % has not moved (rounding in a row's inputs is not a direction).
+    s.same_direction = std::fabs(s.predicted_change_pct) >= 0.1 && s.measured_change_pct * s.predicted_change_pct > 0;
     out.push_back(s);
   }
   return out;

@@ -61,6 +61,10 @@ struct RowCase {
   std::optional<Case> c;  // absent when skipped
   PredictOptions options;
   std::string skipped;
+  // A tflops_per_gpu row that also publishes its tokens/s ("tokens_per_sec_per_gpu=N" in its notes) is judged
+  // in its own FLOP definition: measured TFLOPS / measured tokens/s (0 when not published). Frameworks count
+  // FLOPs differently across versions (groundtruth.md §6: "Convert with tokens/s").
+  double row_flops_per_token = 0;
   double value_of(const report::StepReport& r) const;  // the row's metric out of a prediction
 };
 RowCase case_from_row(const std::map<std::string, std::string>& row, const Resolvers& resolve, const PredictOptions& base = {});
@@ -74,6 +78,7 @@ struct LadderStep {
   bool judged = false;   // |measured change| > threshold
   bool same_direction = false;
 };
+// A predicted change under 0.1 % counts as no move (so never as the measured direction).
 std::vector<LadderStep> ladder_steps(const ValidationResult& r, double threshold_pct = 3.0);
 std::string to_text_table(const std::vector<LadderStep>& steps);
 

@@ -140,10 +140,13 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
   kernels::AttentionShape s;
   s.batch = l.mbs;
   // Megatron's context parallelism splits the sequence into 2 cp chunks and gives rank r chunks r and 2cp-1-r, so
-  // every rank does 1/cp of the whole causal attention: costed as the full-sequence kernel's time / cp (at the
-  // full length's efficiency). Giving a rank the last seq/cp queries instead would charge it up to 2x the work.
+  // every rank does 1/cp of the whole causal attention: costed as 1/cp of the full-sequence kernel's work. Giving a
+  // rank the last seq/cp queries instead would charge it up to 2x the work. The work runs as cp ring steps (TE's
+  // p2p context parallelism, Megatron's default cp_comm_type), each a kernel over the rank's queries and one
+  // seq/cp block of keys: its efficiency is that of seq/cp keys, not of the whole sequence.
   s.seq_q = l.seq;
   s.seq_kv = l.seq;
+  if (l.cp > 1) s.keys_per_call = l.seq / l.cp;
   s.heads = a.num_attention_heads / tp;
   s.causal = true;
   s.window = window;  // a query attends to itself and the `window` keys before it
@@ -220,6 +223,13 @@ double expected_distinct_ranks(int num_experts, int top_k, int ep) {
   return comm::expected_distinct_buckets(comm::RoutingSpec{num_experts, top_k, 1, 1}, ep);
 }
 
+double routed_copies_scale(const layout::Layout& l, std::int64_t t_rank, std::int64_t top_k, std::int64_t experts) {
+  if (!l.expert_capacity_factor || t_rank <= 0 || experts <= 0) return 1.0;
+  const double balanced = static_cast<double>(t_rank) * top_k / experts;
+  const double capacity = std::ceil(*l.expert_capacity_factor * balanced);
+  return (l.pad_expert_input_to_capacity ? capacity : std::min(balanced, capacity)) / balanced;
+}
+
 comm::Dispatcher to_comm(layout::Dispatcher d) {
   switch (d) {
     case layout::Dispatcher::alltoall: return comm::Dispatcher::alltoall;
@@ -265,7 +275,10 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     // inverse (2) before the combine and unpermute 1 (1) after it. DeepEP / HybridEP: nothing before the
     // exchange; permute into local expert order (2) after it and back (1) before the combine, which reduces.
     // The sorts exist only with more than one local expert (Megatron token_dispatcher.py, moe_utils.py).
-    const double token_copies = static_cast<double>(t_rank) * topk * h * kBf16 * 2;
+    // Token dropping scales every routed copy: at most C = ceil(factor x t_rank x top_k / E) per expert from each
+    // rank (Megatron moe_utils get_capacity), exactly C when padded. Balanced routing loses nothing at factor >= 1.
+    const double routed = routed_copies_scale(l, t_rank, topk, E);
+    const double token_copies = static_cast<double>(t_rank) * topk * h * kBf16 * 2 * routed;
     const I local_experts = std::max<I>(1, E / l.ep);
     const bool sorts = local_experts > 1;
     if (!flex) c.pre_dispatch.fwd += k.mem(token_copies, "permute", 4);
@@ -275,12 +288,12 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     if (!flex) c.pre_dispatch.dgrad += k.mem(token_copies, "permute_bwd", 1);
     c.pre_dispatch.wgrad += k.torch_gemm(h, E, t_rank);
 
-    // Balanced routing: every local expert gets t_rank * top_k * ep / E token copies.
-    const I per_expert = t_rank * topk * l.ep / E;
+    // Balanced routing: every local expert gets t_rank * top_k * ep / E token copies (times the capacity scale).
+    const I per_expert = static_cast<I>(std::llround(static_cast<double>(t_rank * topk * l.ep) / E * routed));
     const std::vector<I> tokens(static_cast<std::size_t>(local_experts), per_expert);
     const I f_local = f / l.etp;
     add(c.experts, k.grouped(tokens, gated * f_local, h, l.uses_fused_grouped_gemm()));
-    const auto act = activation(k, m.ffn, static_cast<double>(t_rank) * topk * f_local, "swiglu", "swiglu_bwd");
+    const auto act = activation(k, m.ffn, static_cast<double>(t_rank) * topk * routed * f_local, "swiglu", "swiglu_bwd");
     c.experts.fwd += act.fwd;
     c.experts.dgrad += act.bwd;
     add(c.experts, k.grouped(tokens, h, f_local, l.uses_fused_grouped_gemm()));
@@ -288,7 +301,7 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
       // Expert biases (GPT-OSS): cuBLAS grouped GEMM has no bias epilogue, so TE adds the bias and reduces dbias
       // in separate kernels over fc1's and fc2's outputs (TransformerEngine issue #2766; fused only by TE PR #2885,
       // 2026-04, assumed absent from the measured containers).
-      const double copies = static_cast<double>(t_rank) * topk * kBf16;
+      const double copies = static_cast<double>(t_rank) * topk * routed * kBf16;
       const double out1 = copies * gated * f_local, out2 = copies * h;
       c.experts.fwd += k.internal(2 * (out1 + out2), "expert_bias_add", 2);
       c.experts.wgrad += k.internal(out1 + out2, "expert_dbias", 2);
@@ -322,7 +335,7 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
       auto& p = c.ep_problem;
       p.ep = ep_group;
       p.routing = comm::RoutingSpec{static_cast<int>(E), static_cast<int>(topk), 1, 1};
-      p.tokens_per_rank = static_cast<double>(t_rank);
+      p.tokens_per_rank = static_cast<double>(t_rank) * routed;  // padded copies travel too; dropped ones do not
       p.hidden = static_cast<int>(h);
       p.dispatch_bytes_per_element =
           (l.dispatcher == layout::Dispatcher::deepep && l.precision != layout::Precision::bf16) ? 1.0 + 4.0 / 128.0

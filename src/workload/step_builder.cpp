@@ -260,7 +260,7 @@ class Builder {
   // MoE: dispatch (+ the shared expert beside it), experts, combine. Dense: the MLP.
   OpId fwd_dispatch(const LayerRun& r) {
     if (!r.moe) return -1;
-    if (l_.cuda_graph != layout::CudaGraph::full) host_sync(r);
+    if (l_.syncs_token_counts()) host_sync(r);
     return comm(r.rank, ep_comm("ep_dispatch", ep_.dispatch), {r.chain->last}, r.layer, r.mb, Phase::fwd);
   }
   void fwd_mlp(const LayerRun& r, OpId dispatch) {
@@ -318,7 +318,7 @@ class Builder {
     const auto& c = *r.cost;
     compute(r.rank, c.recompute, "recompute", *r.chain, r.layer, r.mb, Phase::recompute, recompute_scope());
     if (c.recompute_redoes_ep) {
-      if (l_.cuda_graph != layout::CudaGraph::full) host_sync(r, Phase::recompute);
+      if (l_.syncs_token_counts()) host_sync(r, Phase::recompute);
       r.chain->last = comm(r.rank, ep_comm("ep_dispatch_recompute", ep_.dispatch), {r.chain->last}, r.layer, r.mb, Phase::recompute);
     }
     compute(r.rank, c.recompute_experts, "recompute_experts", *r.chain, r.layer, r.mb, Phase::recompute);

@@ -99,3 +99,35 @@ TEST_CASE("validate --fit: one general parameter refitted over the table; bad re
   CHECK(unknown.err.find("(did you mean \"framework_host_factor\"?)") != std::string::npos);
   CHECK(validate({"--fit", "framework_host_factor=4:1"}).code == 2);
 }
+
+TEST_CASE("validate --recipes: fills only unstated cells and says how many; a bad line is exit 2 with file:line") {
+  const std::string fx = std::string(MOESIM_FIXTURES_DIR) + "/cli/";
+  // Every cell these lines name is stated in the 3-row table: nothing is filled, nothing changes.
+  const auto kept = validate({"--recipes", fx + "validate_3rows_recipes.csv", "--json"});
+  REQUIRE(kept.code == 0);
+  const auto j = nlohmann::json::parse(kept.out);
+  CHECK(j["recipe_settings"] == nlohmann::json::array());
+  CHECK(j["rows"][0] == nlohmann::json::parse(validate({"--json"}).out)["rows"][0]);
+
+  // A blank cuda_graph is filled (full), the stated dispatcher is not; the prediction is the full-graph one.
+  auto blank = [&](std::vector<std::string> extra) {
+    std::vector<std::string> all{"--data-dir", kData, "validate", "--csv", fx + "validate_blank_graph.csv"};
+    all.insert(all.end(), extra.begin(), extra.end());
+    return run_cli(all);
+  };
+  const auto filled = blank({"--recipes", fx + "validate_blank_graph_recipes.csv", "--json"});
+  REQUIRE(filled.code == 0);
+  const auto f = nlohmann::json::parse(filled.out);
+  CHECK(f["recipe_settings"] == nlohmann::json::parse(R"([{"id": "T001", "column": "cuda_graph", "value": "full"}])"));
+  const auto unfilled = nlohmann::json::parse(blank({"--json"}).out);  // another --csv: no recipes by default
+  CHECK(unfilled["recipe_settings"] == nlohmann::json::array());
+  CHECK(f["rows"][0]["predicted"].get<double>() > unfilled["rows"][0]["predicted"].get<double>());
+  const auto text = blank({"--recipes", fx + "validate_blank_graph_recipes.csv"});
+  CHECK(text.out.find("recipe settings: 1 unstated cells filled from validate_blank_graph_recipes.csv\n") !=
+        std::string::npos);
+
+  const auto bad = validate({"--recipes", fx + "validate_bad_recipes.csv"});
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("validate_bad_recipes.csv:2: no row with id \"T009\" in ") != std::string::npos);
+  CHECK(bad.err.find("(did you mean \"T001\"?)") != std::string::npos);
+}

@@ -137,6 +137,28 @@ TEST_CASE("to_json round-trips") {
   CHECK(back == l);
 }
 
+TEST_CASE("token dropping: capacity factor and padding, in both spellings; padding alone is infeasible") {
+  Diagnostics diags;
+  auto read = [&](const std::string& text) { return read_layout(config::Json::parse(text), "<json>", diags); };
+  const Layout a = read(R"({"gpus": 8, "gbs": 8, "seq": 4096, "expert_capacity_factor": 1.5,
+                            "pad_expert_input_to_capacity": true})");
+  const Layout b = read(R"({"gpus": 8, "gbs": 8, "seq": 4096, "moe_expert_capacity_factor": 1.5,
+                            "moe_pad_expert_input_to_capacity": true})");
+  REQUIRE(diags.empty());
+  CHECK(a.expert_capacity_factor == 1.5);
+  CHECK(a.pad_expert_input_to_capacity);
+  CHECK(a == b);
+  CHECK_FALSE(a.syncs_token_counts());
+  Layout dropless = a;
+  dropless.expert_capacity_factor.reset();
+  dropless.pad_expert_input_to_capacity = false;
+  CHECK(dropless.syncs_token_counts());
+  CHECK(read_layout(to_json(a), "<json>", diags) == a);
+  read(R"({"gpus": 8, "gbs": 8, "seq": 4096, "expert_capacity_factor": 0})");
+  REQUIRE(diags.size() == 1);
+  CHECK(diags.items()[0].pointer == "/expert_capacity_factor");
+}
+
 TEST_CASE("every field has distinct spellings and the table finds both") {
   for (const auto& f : layout_fields()) {
     CHECK(find_layout_field(f.key) == &f);

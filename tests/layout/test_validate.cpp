@@ -128,3 +128,12 @@ TEST_CASE("FP8 attention needs an FP8 precision") {
   l.precision = Precision::bf16;
   CHECK(infeasible(l, deepseek_v3()) == "fp8_attention needs an FP8 or MXFP8 precision (precision is bf16)");
 }
+
+TEST_CASE("padding experts to capacity needs a capacity factor") {
+  Layout l = gb300_recipe();
+  l.pad_expert_input_to_capacity = true;
+  CHECK(infeasible(l, deepseek_v3()) ==
+        "pad_expert_input_to_capacity needs expert_capacity_factor (Megatron: the capacity it pads to)");
+  l.expert_capacity_factor = 1.0;
+  CHECK(problems(l, deepseek_v3()).empty());
+}

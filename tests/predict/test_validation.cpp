@@ -36,6 +36,16 @@ predict::Resolvers resolvers() {
           [](const std::string& name) { return test::systems().resolve(name); }};
 }
 
+// One small-moe row on 8 H100 as a column map (TP1 PP2 EP4, 32 x 4096 tokens, 100 TFLOPS measured), plus `extra`.
+std::map<std::string, std::string> small_row(std::map<std::string, std::string> extra = {}) {
+  std::map<std::string, std::string> r{{"id", "X"},     {"model", "small-moe"}, {"hardware", "DGX-H100"},
+                                       {"gpus", "8"},   {"tp", "1"},            {"pp", "2"},
+                                       {"ep", "4"},     {"mbs", "1"},           {"gbs", "32"},
+                                       {"seq", "4096"}, {"metric", "tflops_per_gpu"}, {"value", "100"}};
+  for (auto& [k, v] : extra) r[k] = v;
+  return r;
+}
+
 predict::ValidationResult validate(const std::string& body) {
   return predict::validate_table(config::parse_csv(kHeader + body, "t.csv"), resolvers());
 }
@@ -173,6 +183,15 @@ TEST_CASE("ladder steps: consecutive predicted rows, direction judged only beyon
   CHECK(text.find("A      -> B         +10.0%      +5.0%  same\n") != std::string::npos);
   CHECK(text.find("F      -> G        +100.0%     -20.0%  WRONG\n") != std::string::npos);
   CHECK(text.find("steps judged 2, predicted in the measured direction 1\n") != std::string::npos);
+
+  // A prediction that barely moves (rounding in the inputs) is not a direction.
+  r.rows.clear();
+  add("H", "tflops_per_gpu", 100, 200);
+  add("I", "tflops_per_gpu", 110, 200.1);  // +0.05 %
+  const auto still = predict::ladder_steps(r);
+  REQUIRE(still.size() == 1);
+  CHECK(still[0].judged);
+  CHECK_FALSE(still[0].same_direction);
 }
 
 TEST_CASE("refitting one general parameter recovers the value that produced the measurements") {
@@ -265,11 +284,7 @@ TEST_CASE("the TE release of a row comes from the container or guide its source 
   CHECK_FALSE(predict::te_version_from_source("arXiv 2407.21783 Llama 3 Herd of Models").has_value());
 
   // In a row: the source decides; without one the layout default (the newest TE) stays.
-  std::map<std::string, std::string> r{{"id", "X"},     {"model", "small-moe"}, {"hardware", "DGX-H100"},
-                                       {"gpus", "8"},   {"tp", "1"},            {"pp", "2"},
-                                       {"ep", "4"},     {"mbs", "1"},           {"gbs", "32"},
-                                       {"seq", "4096"}, {"metric", "tflops_per_gpu"}, {"value", "100"},
-                                       {"source", "docs (25.11 NeMo container)"}};
+  auto r = small_row({{"source", "docs (25.11 NeMo container)"}});
   auto rc = predict::case_from_row(r, resolvers());
   REQUIRE(rc.c.has_value());
   CHECK(rc.c->layout.te_version == TeVersion{2, 9});
@@ -277,4 +292,34 @@ TEST_CASE("the TE release of a row comes from the container or guide its source 
   rc = predict::case_from_row(r, resolvers());
   REQUIRE(rc.c.has_value());
   CHECK(rc.c->layout.te_version == layout::kLatestTeVersion);
+}
+
+TEST_CASE("token-dropping columns a recipe adds are read; a bad capacity skips the row with the reason") {
+  auto r = small_row({{"expert_capacity_factor", "1.0"}, {"pad_expert_input_to_capacity", "1"}});
+  auto rc = predict::case_from_row(r, resolvers());
+  REQUIRE(rc.c.has_value());
+  CHECK(rc.c->layout.expert_capacity_factor == 1.0);
+  CHECK(rc.c->layout.pad_expert_input_to_capacity);
+  r["expert_capacity_factor"] = "lots";
+  rc = predict::case_from_row(r, resolvers());
+  CHECK_FALSE(rc.c.has_value());
+  CHECK(rc.skipped == "column expert_capacity_factor is not a positive number: \"lots\"");
+}
+
+TEST_CASE("a TFLOPS row that publishes its tokens/s is judged in its own FLOP definition") {
+  auto r = small_row({{"notes", "tokens_per_sec_per_gpu=50000; other notes"}});
+  auto rc = predict::case_from_row(r, resolvers());
+  REQUIRE(rc.c.has_value());
+  CHECK(rc.row_flops_per_token == doctest::Approx(2e9).epsilon(1e-12));  // 100 TFLOPS / 50,000 tokens/s
+  report::StepReport rep;
+  rep.tokens_per_s_per_gpu = 60000;
+  rep.tflops_per_gpu = 999;  // moesim's own FLOP count does not enter
+  CHECK(rc.value_of(rep) == doctest::Approx(120.0).epsilon(1e-12));
+  r["notes"] = "derived tokens_per_sec_per_gpu=50000";  // computed from the TFLOPS: no definition of its own
+  rc = predict::case_from_row(r, resolvers());
+  CHECK(rc.row_flops_per_token == 0);
+  r["notes"] = "no tokens here";
+  rc = predict::case_from_row(r, resolvers());
+  CHECK(rc.row_flops_per_token == 0);
+  CHECK(rc.value_of(rep) == 999);
 }

@@ -385,10 +385,14 @@ TEST_CASE("context parallelism: each rank does 1/cp of the whole causal attentio
   Fixture f;
   const auto q = load("qwen3-30b-a3b");
   const auto dev = rates("gb200-nvl72");
-  auto attention_kernel = [&](std::int64_t seq) { return f.model->seconds(gqa_attention(q, seq), dev); };
+  auto attention_kernel = [&](std::int64_t seq, std::int64_t keys_per_call = 0) {
+    auto a = gqa_attention(q, seq);
+    a.keys_per_call = keys_per_call;
+    return f.model->seconds(a, dev);
+  };
   // CP4 over 32k tokens: the rank's projections, norms and RoPE see 8k tokens, exactly like a CP1 layout at 8k;
   // its core attention is a quarter of the whole 32k causal attention (not the last 8k queries against 32k keys,
-  // which would be 1.75x that).
+  // which would be 1.75x that), run as ring steps over 8k-key blocks: at the efficiency of 8k keys.
   auto l = base_layout(8);
   l.seq = 8192;
   const auto cp1 = f.costs(q, true, l, dev);
@@ -396,7 +400,12 @@ TEST_CASE("context parallelism: each rank does 1/cp of the whole causal attentio
   l.seq = 32768;
   l.cp = 4;
   const auto cp4 = f.costs(q, true, l, dev);
-  CHECK(cp4.attention.fwd.seconds == doctest::Approx(others + attention_kernel(32768) / 4).epsilon(1e-12));
+  CHECK(cp4.attention.fwd.seconds == doctest::Approx(others + attention_kernel(32768, 8192) / 4).epsilon(1e-12));
+  // Per-call efficiency: the 32k kernel split into 8k-key calls runs at 8k's rate, slower than in one call.
+  const double per_flop_8k = attention_kernel(8192) / kernels::flops(gqa_attention(q, 8192));
+  CHECK(attention_kernel(32768, 8192) / kernels::flops(gqa_attention(q, 32768)) ==
+        doctest::Approx(per_flop_8k).epsilon(1e-9));
+  CHECK(attention_kernel(32768, 8192) > attention_kernel(32768));
 }
 
 TEST_CASE("FP8 attention: only the core attention kernels change, to the precision's FP8 curve") {
@@ -444,4 +453,35 @@ TEST_CASE("GPT-OSS's clamped SwiGLU and YaRN RoPE run as separate elementwise op
   CHECK(a.experts.fwd.seconds - b.experts.fwd.seconds == doctest::Approx(extra).epsilon(1e-9));
   // The weight GEMMs are untouched.
   CHECK(a.experts.wgrad.seconds == b.experts.wgrad.seconds);
+}
+
+TEST_CASE("token dropping: capacity scales routed copies; padding fills every expert, dropping only below 1") {
+  Fixture f;
+  const auto q = load("qwen3-30b-a3b");  // 128 experts, top-8; t_rank 4096 -> 256 copies per expert (balanced)
+  const auto dev = rates("dgx-h100");
+  auto l = base_layout(8);
+  CHECK(workload::routed_copies_scale(l, 4096, 8, 128) == 1.0);  // dropless
+  l.expert_capacity_factor = 1.0;
+  CHECK(workload::routed_copies_scale(l, 4096, 8, 128) == 1.0);  // balanced load fits exactly
+  l.expert_capacity_factor = 2.0;
+  CHECK(workload::routed_copies_scale(l, 4096, 8, 128) == 1.0);  // no padding: nothing to drop
+  l.pad_expert_input_to_capacity = true;
+  CHECK(workload::routed_copies_scale(l, 4096, 8, 128) == 2.0);  // padded to 512 of 256
+  l.expert_capacity_factor = 0.5;
+  l.pad_expert_input_to_capacity = false;
+  CHECK(workload::routed_copies_scale(l, 4096, 8, 128) == 0.5);  // half the copies dropped
+  l.expert_capacity_factor = 1.001;  // capacity rounds up (Megatron get_capacity): ceil(256.256) = 257
+  l.pad_expert_input_to_capacity = true;
+  CHECK(workload::routed_copies_scale(l, 4096, 8, 128) == doctest::Approx(257.0 / 256.0).epsilon(1e-12));
+
+  // Padded to twice the load: twice the all-to-all bytes, and the experts' GEMMs grow while attention does not.
+  auto dropless = base_layout(8);
+  auto padded = dropless;
+  padded.expert_capacity_factor = 2.0;
+  padded.pad_expert_input_to_capacity = true;
+  const auto a = f.costs(q, true, dropless, dev), b = f.costs(q, true, padded, dev);
+  CHECK(b.ep_dispatch_bytes == doctest::Approx(2 * a.ep_dispatch_bytes).epsilon(1e-12));
+  CHECK(b.ep_combine_bytes == doctest::Approx(2 * a.ep_combine_bytes).epsilon(1e-12));
+  CHECK(b.experts.fwd.seconds > 1.5 * a.experts.fwd.seconds);
+  CHECK(b.attention.fwd.seconds == a.attention.fwd.seconds);
 }

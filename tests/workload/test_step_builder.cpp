@@ -257,3 +257,17 @@ TEST_CASE("recomputing the MoE layer reruns its dispatch and combine (Megatron c
     CHECK(act.count(rank, "ep_dispatch_recompute") == 0);
   }
 }
+
+TEST_CASE("token dropping: padding to capacity removes the dropless token-count sync; capacity alone keeps it") {
+  const Built dropless("h100x8.json", "dgx-h100");
+  const Built capped("h100x8.json", "dgx-h100", [](layout::Layout& l) { l.expert_capacity_factor = 1.0; });
+  const Built padded("h100x8.json", "dgx-h100", [](layout::Layout& l) {
+    l.expert_capacity_factor = 1.0;
+    l.pad_expert_input_to_capacity = true;
+  });
+  // rank 0 holds MoE layers 1-3 (layer 0 is dense) x 8 micro-batches.
+  CHECK(dropless.count(0, "dropless_token_count_sync") == 3 * 8);
+  CHECK(capped.count(0, "dropless_token_count_sync") == 3 * 8);
+  CHECK(padded.count(0, "dropless_token_count_sync") == 0);
+  CHECK(padded.count(0, "ep_dispatch") == dropless.count(0, "ep_dispatch"));
+}

@@ -1,0 +1,92 @@
+#include "predict/recipe_settings.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "core/did_you_mean.hpp"
+#include "core/error.hpp"
+
+namespace moesim::predict {
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string field(const std::map<std::string, std::string>& row, const char* name) {
+  const auto it = row.find(name);
+  return it == row.end() ? std::string() : it->second;
+}
+
+}  // namespace
+
+const std::vector<std::string>& recipe_columns() {
+  // The last two are not groundtruth.csv columns: recipe settings its schema has no place for.
+  static const std::vector<std::string> columns = {"dispatcher", "recompute", "cuda_graph", "a2a_overlap", "mtp",
+                                                   "expert_capacity_factor", "pad_expert_input_to_capacity"};
+  return columns;
+}
+
+bool cell_is_unstated(const std::string& cell) {
+  const std::string s = lower(cell);
+  return s.find_first_not_of(" \t") == std::string::npos || s.rfind("recipe default", 0) == 0 ||
+         s.find("(likely") != std::string::npos || s.find("(assumed") != std::string::npos;
+}
+
+bool value_refines(const std::string& cell, const std::string& value) {
+  const std::string c = lower(cell), v = lower(value);
+  if (c == "partial") return v.rfind("partial:", 0) == 0;
+  if (c.rfind("flex", 0) == 0) return v == "deepep" || v == "hybridep";
+  return false;
+}
+
+std::vector<RecipeFill> apply_recipe_settings(config::CsvTable& table, const config::CsvTable& recipes) {
+  std::map<std::string, std::size_t> row_of;
+  std::vector<std::string> ids;
+  for (std::size_t i = 0; i < table.rows.size(); ++i) {
+    const std::string id = field(table.rows[i], "id");
+    row_of.emplace(id, i);
+    ids.push_back(id);
+  }
+  std::vector<Diagnostic> problems;
+  std::set<std::pair<std::string, std::string>> seen;
+  std::vector<RecipeFill> filled;
+  for (std::size_t k = 0; k < recipes.rows.size(); ++k) {
+    const auto& line = recipes.rows[k];
+    const std::string where = recipes.file + ":" + std::to_string(recipes.row_lines.at(k));
+    RecipeFill f{field(line, "id"), field(line, "column"), field(line, "value"), field(line, "source")};
+    const auto row = row_of.find(f.id);
+    const auto& cols = recipe_columns();
+    if (row == row_of.end()) {
+      problems.push_back({where, "", "no row with id \"" + f.id + "\" in " + table.file + did_you_mean(f.id, ids)});
+      continue;
+    }
+    if (std::find(cols.begin(), cols.end(), f.column) == cols.end()) {
+      std::string list;
+      for (const auto& c : cols) list += (list.empty() ? "" : ", ") + c;
+      problems.push_back({where, "", "column \"" + f.column + "\" cannot be filled from a recipe (expected one of " +
+                                         list + ")" + did_you_mean(f.column, cols)});
+      continue;
+    }
+    if (f.value.empty() || f.source.empty()) {
+      problems.push_back({where, "", "recipe line for " + f.id + " " + f.column + " needs a value and a source"});
+      continue;
+    }
+    if (!seen.insert({f.id, f.column}).second) {
+      problems.push_back({where, "", "second recipe line for " + f.id + " " + f.column});
+      continue;
+    }
+    auto& cell = table.rows[row->second][f.column];
+    if (!cell_is_unstated(cell) && !value_refines(cell, f.value)) continue;
+    cell = f.value;
+    filled.push_back(std::move(f));
+  }
+  if (!problems.empty()) throw ConfigError(std::move(problems));
+  return filled;
+}
+
+}  // namespace moesim::predict

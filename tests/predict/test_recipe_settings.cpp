@@ -1,0 +1,96 @@
+// apply_recipe_settings: recipe lines fill only the cells a measurements table leaves unstated; bad lines are a
+// ConfigError naming file:line.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "config/csv_table.hpp"
+#include "core/error.hpp"
+#include "predict/recipe_settings.hpp"
+
+namespace {
+using namespace moesim;
+
+config::CsvTable measurements() {
+  return config::parse_csv(
+      "id,dispatcher,recompute,cuda_graph,a2a_overlap,notes\n"
+      "GT1,,none,,,a\n"
+      "GT2,recipe default,,partial,0,b\n"
+      "GT3,hybridep (likely),\"selective: mla_up_proj (assumed, MB recipe)\",full,1,c\n",
+      "m.csv");
+}
+
+config::CsvTable recipes(const std::string& body) {
+  return config::parse_csv("id,column,value,confidence,source\n" + body, "r.csv");
+}
+
+std::string message(const config::CsvTable& r) {
+  auto t = measurements();
+  try {
+    predict::apply_recipe_settings(t, r);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("unstated cells: blank, recipe default, and marked guesses") {
+  CHECK(predict::cell_is_unstated(""));
+  CHECK(predict::cell_is_unstated("  "));
+  CHECK(predict::cell_is_unstated("recipe default"));
+  CHECK(predict::cell_is_unstated("Recipe default (DeepEP/HybridEP)"));
+  CHECK(predict::cell_is_unstated("hybridep (likely)"));
+  CHECK(predict::cell_is_unstated("selective: mla_up_proj (assumed, MB 25.11 GB200 recipe)"));
+  CHECK_FALSE(predict::cell_is_unstated("none"));
+  CHECK_FALSE(predict::cell_is_unstated("0"));
+  CHECK_FALSE(predict::cell_is_unstated("selective: mla_up_proj (recipe)"));
+  CHECK_FALSE(predict::cell_is_unstated("partial"));
+}
+
+TEST_CASE("refinements: a bare partial graph gets its scopes, a bare flex dispatcher its backend") {
+  CHECK(predict::value_refines("partial", "partial: attn, moe_router"));
+  CHECK(predict::value_refines("Partial", "partial: attn"));
+  CHECK_FALSE(predict::value_refines("partial", "full"));
+  CHECK_FALSE(predict::value_refines("partial: attn", "partial: attn, mlp"));
+  CHECK(predict::value_refines("flex", "hybridep"));
+  CHECK(predict::value_refines("flex (recipe default; DeepEP/HybridEP)", "deepep"));
+  CHECK_FALSE(predict::value_refines("flex", "alltoall"));
+  CHECK_FALSE(predict::value_refines("deepep", "hybridep"));
+}
+
+TEST_CASE("recipe lines fill unstated cells and never replace a stated one") {
+  auto t = measurements();
+  const auto filled = predict::apply_recipe_settings(
+      t, recipes("GT1,cuda_graph,\"partial: moe_router, moe_preprocess\",H,recipe.py@abc\n"
+                 "GT1,recompute,full,H,recipe.py@abc\n"  // stated ("none"): skipped
+                 "GT2,dispatcher,hybridep,M,recipe.py@abc\n"
+                 "GT2,cuda_graph,full,M,recipe.py@abc\n"  // stated ("partial") and not a refinement: skipped
+                 "GT3,dispatcher,deepep,L,recipe.py@abc\n"
+                 "GT3,recompute,\"selective: mlp\",L,recipe.py@abc\n"));
+  REQUIRE(filled.size() == 4);
+  CHECK(filled[0].id == "GT1");
+  CHECK(filled[0].column == "cuda_graph");
+  CHECK(filled[0].source == "recipe.py@abc");
+  CHECK(t.rows[0].at("cuda_graph") == "partial: moe_router, moe_preprocess");
+  CHECK(t.rows[0].at("recompute") == "none");
+  CHECK(t.rows[1].at("dispatcher") == "hybridep");
+  CHECK(t.rows[1].at("cuda_graph") == "partial");
+  CHECK(t.rows[2].at("dispatcher") == "deepep");
+  CHECK(t.rows[2].at("recompute") == "selective: mlp");
+  CHECK(t.rows[2].at("notes") == "c");  // other columns untouched
+}
+
+TEST_CASE("bad recipe lines: unknown id or column, repeats, missing value or source; all reported at once") {
+  CHECK(message(recipes("GT4,dispatcher,deepep,H,s\n")) ==
+        "r.csv:2: no row with id \"GT4\" in m.csv (did you mean \"GT1\"?)");
+  CHECK(message(recipes("GT1,dispatch,deepep,H,s\n")) ==
+        "r.csv:2: column \"dispatch\" cannot be filled from a recipe (expected one of dispatcher, "
+        "recompute, cuda_graph, a2a_overlap, mtp, expert_capacity_factor, pad_expert_input_to_capacity) (did you mean "
+        "\"dispatcher\"?)");
+  CHECK(message(recipes("GT1,dispatcher,,H,s\nGT1,cuda_graph,full,H,\n")) ==
+        "r.csv:2: recipe line for GT1 dispatcher needs a value and a source\n"
+        "r.csv:3: recipe line for GT1 cuda_graph needs a value and a source");
+  CHECK(message(recipes("GT1,dispatcher,deepep,H,s\nGT1,dispatcher,hybridep,H,s\n")) ==
+        "r.csv:3: second recipe line for GT1 dispatcher");
+}
