@@ -9,7 +9,7 @@
 # Uses build/moesim (tools/build.sh builds it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[[ $# -ge 1 && "$1" == *=*:* ]] || { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 1; }
+[[ $# -ge 1 && "$1" == *=*:* ]] || { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 1; }
 spec="$1"
 csv="${2:-../shared/reference/groundtruth.csv}"
 name="${spec%%=*}" bounds="${spec#*=}" lo="${bounds%%:*}"
@@ -33,12 +33,15 @@ split(sys.argv[1], "rows")
 if sys.argv[3] != "none":
     split(sys.argv[3], "recipes")
 PY
-part_args() {  # the CSV of one half, and its recipe settings when there are any
-  echo "--csv $tmp/rows-$1.csv --recipes $([[ $recipes == none ]] && echo none || echo "$tmp/recipes-$1.csv")"
+part_args() {  # sets `args` to the CSV of one half and its recipe settings (none when there are none)
+  args=(--csv "$tmp/rows-$1.csv" --recipes "none")
+  [[ $recipes == none ]] || args[3]="$tmp/recipes-$1.csv"
 }
-fit="$(build/moesim validate $(part_args odd) --fit "$spec")"
+part_args odd
+fit="$(build/moesim validate "${args[@]}" --fit "$spec")"
 echo "fit on the odd ids:"
 echo "$fit" | sed 's/^/  /'
 best="$(echo "$fit" | sed -n 's/.*: best \([0-9.e+-]*\) .*/\1/p' | head -1)"
-echo "even ids, $name=$lo:   $(build/moesim validate $(part_args even) --param "$name=$lo" | grep '^rows predicted')"
-echo "even ids, $name=$best: $(build/moesim validate $(part_args even) --param "$name=$best" | grep '^rows predicted')"
+part_args even
+echo "even ids, $name=$lo:   $(build/moesim validate "${args[@]}" --param "$name=$lo" | grep '^rows predicted')"
+echo "even ids, $name=$best: $(build/moesim validate "${args[@]}" --param "$name=$best" | grep '^rows predicted')"

@@ -37,7 +37,11 @@ const std::map<std::string, std::string>& memory_bound_families() {
   return table;
 }
 
-bool windowed(const AttentionShape& a) { return a.window > 0 && a.window < a.seq_kv; }
+// Shapes a fit's attention records do not describe — a sliding window, or work split into calls over key blocks
+// (CP ring steps) — go to the roofline, which models both.
+bool windowed(const AttentionShape& a) {
+  return (a.window > 0 && a.window < a.seq_kv) || (a.keys_per_call > 0 && a.keys_per_call < a.seq_kv);
+}
 
 // The kernel as a calibration record of the fit's GPU, so the fitter's feature_vector prices it exactly as it
 // priced the measurements. Only called for kernels with a family (not MemoryBound).

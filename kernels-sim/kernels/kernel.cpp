@@ -99,6 +99,7 @@ std::string describe(const Kernel& k) {
       os << "attention_" << dir << " b=" << a.batch << " h=" << a.heads << " sq=" << a.seq_q << " skv=" << a.seq_kv
          << " d=" << a.d_qk << "/" << a.d_v << (a.causal ? " causal" : "");
       if (a.window > 0) os << " window=" << a.window;
+      if (a.keys_per_call > 0) os << " keys_per_call=" << a.keys_per_call;
       os << " " << to_string(a.dtype);
     }
     void operator()(const AttentionFwd& a) const { attention("fwd", a); }

@@ -154,7 +154,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
       ctx.out << (args->markdown ? "\nKernel costs: " : "kernel model: ") << kernel_model.why << "\n";
       if (!filled.empty())
         ctx.out << (args->markdown ? "\nRecipe settings: " : "recipe settings: ") << filled.size()
-                << " unstated cells filled from " << std::filesystem::path(recipes).filename().string() << "\n";
+                << " unstated cells filled or refined from " << std::filesystem::path(recipes).filename().string() << "\n";
     }
   });
 }

@@ -1,5 +1,8 @@
 #include "layout/layout.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include <cctype>
 #include <stdexcept>
 #include <utility>
@@ -279,6 +282,13 @@ std::string Recompute::to_string() const {
       return "full: " + std::string(layout::to_string(method)) + " " + std::to_string(num_layers);
   }
   return "?";
+}
+
+double Layout::routed_copies_scale(std::int64_t tokens, std::int64_t top_k, std::int64_t experts) const {
+  if (!expert_capacity_factor || tokens <= 0 || top_k <= 0 || experts <= 0) return 1.0;
+  const double balanced = static_cast<double>(tokens) * static_cast<double>(top_k) / static_cast<double>(experts);
+  const double capacity = std::ceil(*expert_capacity_factor * balanced);
+  return (pad_expert_input_to_capacity ? capacity : std::min(balanced, capacity)) / balanced;
 }
 
 }  // namespace moesim::layout

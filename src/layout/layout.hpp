@@ -137,6 +137,10 @@ struct Layout {
     return grouped_gemm == GroupedGemm::fused || (grouped_gemm == GroupedGemm::auto_ && cuda_graph == CudaGraph::full);
   }
   bool uses_sequence_parallel() const { return tp > 1 && sequence_parallel.value_or(true); }
+  // Routed token copies under the expert capacity relative to dropless balanced routing, for `tokens` tokens on a
+  // rank: 1 when dropless; with C = ceil(factor x tokens x top_k / experts) per expert (Megatron moe_utils
+  // get_capacity), C / balanced when padded, else min(balanced, C) / balanced (balanced routing drops only below 1).
+  double routed_copies_scale(std::int64_t tokens, std::int64_t top_k, std::int64_t experts) const;
   // Whether each MoE layer's forward waits for its token counts on the host (dropless, not under a full graph).
   bool syncs_token_counts() const {
     return cuda_graph != CudaGraph::full && !(expert_capacity_factor && pad_expert_input_to_capacity);

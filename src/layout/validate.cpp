@@ -20,6 +20,10 @@ std::vector<std::string> problems(const Layout& l, const ModelFacts& f) {
   if (l.mtp < 0) out.push_back("mtp=" + s(l.mtp) + " must not be negative");
   if (l.pad_expert_input_to_capacity && !l.expert_capacity_factor)
     out.push_back("pad_expert_input_to_capacity needs expert_capacity_factor (Megatron: the capacity it pads to)");
+  // Megatron-LM transformer_config.py (@d98e8a64dd): "Flex token dispatcher with deepep backend does not support
+  // moe_pad_expert_input_to_capacity" (HybridEP does).
+  if (l.pad_expert_input_to_capacity && l.dispatcher == Dispatcher::deepep)
+    out.push_back("pad_expert_input_to_capacity is not supported by the deepep dispatcher (Megatron refuses it)");
   if (l.fp8_attention && l.precision == Precision::bf16)
     out.push_back("fp8_attention needs an FP8 or MXFP8 precision (precision is bf16)");
   if (l.recompute.granularity == RecomputeGranularity::full && l.recompute.num_layers < 1)

@@ -48,7 +48,9 @@ void attention_tensors(const model::ModelSpec& m, const layout::Layout& l, std::
 
 void moe_tensors(const model::ModelSpec& m, const layout::Layout& l, std::vector<SavedTensor>& out) {
   const double h = static_cast<double>(m.hidden_size);
-  const double k = static_cast<double>(m.moe.top_k);
+  // Routed copies per token: top_k, times the capacity's scale (padding saves padded rows, dropping saves fewer).
+  const std::int64_t t_rank = static_cast<std::int64_t>(l.mbs) * l.seq / std::max(1, l.cp * l.tp);
+  const double k = static_cast<double>(m.moe.top_k) * l.routed_copies_scale(t_rank, m.moe.top_k, m.moe.num_experts);
   const double f = static_cast<double>(m.moe.expert_ffn_hidden_size);
   const double gated = m.ffn.activation == model::Activation::swiglu ? 2.0 : 1.0;
   const double lin = fp8_linears(l) ? kFp8Saved : kBf16;

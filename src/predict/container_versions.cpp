@@ -1,5 +1,6 @@
 #include "predict/container_versions.hpp"
 
+#include <array>
 #include <regex>
 #include <string>
 
@@ -17,12 +18,25 @@ constexpr ContainerTe kContainers[] = {
     {"25.09", {2, 7}}, {"25.11", {2, 9}}, {"26.02", {2, 12}}, {"26.04", {2, 14}}, {"26.04.01", {2, 14}}, {"26.06", {2, 16}},
 };
 
+// "YY.MM" or "YY.MM.PP" as comparable numbers.
+std::array<int, 3> release_of(const std::string& name) {
+  std::array<int, 3> v{0, 0, 0};
+  std::size_t i = 0;
+  for (int part = 0; part < 3 && i < name.size(); ++part) {
+    std::size_t used = 0;
+    v[static_cast<std::size_t>(part)] = std::stoi(name.substr(i), &used);
+    i += used + 1;  // past the number and its dot
+  }
+  return v;
+}
+
+// The TE of the newest listed container at or before `name` (a container ships what its predecessor did or
+// newer; 26.08 reads as 26.06's 2.16, the newest known); nullopt before the first listed one.
 std::optional<layout::TeVersion> container_te(const std::string& name) {
+  std::optional<layout::TeVersion> te;
   for (const auto& c : kContainers)
-    if (name == c.container) return c.te;
-  // Newer than the table (26.08, ...): at least the newest TE listed.
-  if (name > std::string(kContainers[std::size(kContainers) - 1].container)) return layout::kLatestTeVersion;
-  return std::nullopt;
+    if (release_of(c.container) <= release_of(name)) te = c.te;
+  return te;
 }
 
 }  // namespace

@@ -9,8 +9,9 @@
 namespace moesim::predict {
 
 // The TE release of the NeMo container named in `source` ("26.02 NeMo container", "ngc26.04"), or of the
-// Megatron-LM DeepSeek-V3 GB200 optimisation guide; nullopt when the text names neither (the layout default
-// applies). Containers newer than the table carry at least its newest TE and read as kLatestTeVersion.
+// Megatron-LM DeepSeek-V3 GB200 optimisation guide; nullopt when the text names neither, or a container older
+// than the table (the layout default applies). A container between or after listed ones reads as the newest
+// listed one before it (26.08 as 26.06: kLatestTeVersion).
 std::optional<layout::TeVersion> te_version_from_source(std::string_view source);
 
 }  // namespace moesim::predict

@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <optional>
+#include <stdexcept>
 #include <map>
 #include <set>
 #include <utility>
 
 #include "core/did_you_mean.hpp"
 #include "core/error.hpp"
+#include "layout/layout.hpp"
 
 namespace moesim::predict {
 namespace {
@@ -40,8 +44,40 @@ bool cell_is_unstated(const std::string& cell) {
 bool value_refines(const std::string& cell, const std::string& value) {
   const std::string c = lower(cell), v = lower(value);
   if (c == "partial") return v.rfind("partial:", 0) == 0;
-  if (c.rfind("flex", 0) == 0) return v == "deepep" || v == "hybridep";
+  if (c.rfind("flex", 0) == 0 && (v == "deepep" || v == "hybridep")) {
+    // Only a backend the cell leaves open: a cell naming the other backend alone states it.
+    const std::string other = v == "deepep" ? "hybridep" : "deepep";
+    return c.find(v) != std::string::npos || c.find(other) == std::string::npos;
+  }
   return false;
+}
+
+// Why `value` cannot stand in `column`, or nullopt.
+static std::optional<std::string> value_problem(const std::string& column, const std::string& value) {
+  try {
+    if (column == "dispatcher") layout::parse_dispatcher(value);
+    if (column == "recompute") layout::parse_recompute(value);
+    if (column == "cuda_graph") layout::parse_cuda_graph_setting(value);
+  } catch (const std::invalid_argument& e) {
+    return std::string(e.what());
+  }
+  auto number = [&](double& out) {
+    try {
+      std::size_t used = 0;
+      out = std::stod(value, &used);
+      return used == value.size() && std::isfinite(out);
+    } catch (const std::exception&) {
+      return false;
+    }
+  };
+  double x = 0;
+  if ((column == "a2a_overlap" || column == "pad_expert_input_to_capacity") && !(number(x) && (x == 0 || x == 1)))
+    return "expected 0 or 1, got \"" + value + "\"";
+  if (column == "mtp" && !(number(x) && x >= 0 && x == std::floor(x)))
+    return "expected a non-negative integer, got \"" + value + "\"";
+  if (column == "expert_capacity_factor" && !(number(x) && x > 0))
+    return "expected a positive number, got \"" + value + "\"";
+  return std::nullopt;
 }
 
 std::vector<RecipeFill> apply_recipe_settings(config::CsvTable& table, const config::CsvTable& recipes) {
@@ -74,6 +110,10 @@ std::vector<RecipeFill> apply_recipe_settings(config::CsvTable& table, const con
     }
     if (f.value.empty() || f.source.empty()) {
       problems.push_back({where, "", "recipe line for " + f.id + " " + f.column + " needs a value and a source"});
+      continue;
+    }
+    if (auto why = value_problem(f.column, f.value)) {
+      problems.push_back({where, "", f.id + " " + f.column + ": " + *why});
       continue;
     }
     if (!seen.insert({f.id, f.column}).second) {

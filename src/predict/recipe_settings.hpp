@@ -25,9 +25,11 @@ bool cell_is_unstated(const std::string& cell);
 bool value_refines(const std::string& cell, const std::string& value);
 
 // Fills the unstated cells of `table` named by `recipes` (columns id, column, value, source; others ignored) and
-// returns what it filled (unstated cells, and stated ones a value only refines), in the recipes' order. A recipe line for an unknown row id or column, a repeated
-// (id, column), or an empty value is a ConfigError (file:line, with a did-you-mean). Lines whose cell the table
-// states are skipped (the table wins).
+// returns what it filled (unstated cells, and stated ones a value only refines), in the recipes' order. A recipe
+// line for an unknown row id or column, a value its column cannot parse (dispatcher, recompute and cuda_graph by
+// the layout parsers; 0/1 flags; a non-negative integer mtp; a positive capacity factor), a repeated (id, column)
+// or an empty value or source is a ConfigError (file:line, with a did-you-mean). Lines whose cell the table states
+// are skipped (the table wins).
 std::vector<RecipeFill> apply_recipe_settings(config::CsvTable& table, const config::CsvTable& recipes);
 
 }  // namespace moesim::predict

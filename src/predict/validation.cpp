@@ -135,18 +135,24 @@ std::string balanced_pipeline_layout(const model::ModelSpec& m, const layout::La
   return out;
 }
 
-// "tokens_per_sec_per_gpu=N" in a row's notes (Megatron-Bridge rows publish both metrics); 0 when absent or
-// marked "derived" (computed from the TFLOPS by the table's authors, so it carries no FLOP definition of its own).
+// "tokens_per_sec_per_gpu=N" in a row's notes (Megatron-Bridge rows publish both metrics); 0 when absent, when
+// the number does not end cleanly (end, ';', ')' or a space: "3,541" is not 3), or when marked "derived" (computed
+// from the TFLOPS by the table's authors, so it carries no FLOP definition of its own).
 double published_tokens_per_s(const std::string& notes) {
   static const std::string key = "tokens_per_sec_per_gpu=";
   const auto at = notes.find(key);
   if (at == std::string::npos) return 0;
-  static const std::string derived = "derived ";
-  if (at >= derived.size() && notes.compare(at - derived.size(), derived.size(), derived) == 0) return 0;
+  std::string before = lower(notes.substr(0, at));
+  while (!before.empty() && (std::isspace(static_cast<unsigned char>(before.back())) || before.back() == ':'))
+    before.pop_back();
+  if (before.size() >= 7 && before.compare(before.size() - 7, 7, "derived") == 0) return 0;
   try {
     std::size_t used = 0;
-    const double v = std::stod(notes.substr(at + key.size()), &used);
-    return used > 0 && v > 0 && std::isfinite(v) ? v : 0;
+    const std::string rest = notes.substr(at + key.size());
+    const double v = std::stod(rest, &used);
+    const bool clean = used == rest.size() || rest[used] == ';' || rest[used] == ')' ||
+                       std::isspace(static_cast<unsigned char>(rest[used]));
+    return clean && v > 0 && std::isfinite(v) ? v : 0;
   } catch (const std::exception&) {
     return 0;
   }

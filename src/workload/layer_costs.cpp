@@ -223,13 +223,6 @@ double expected_distinct_ranks(int num_experts, int top_k, int ep) {
   return comm::expected_distinct_buckets(comm::RoutingSpec{num_experts, top_k, 1, 1}, ep);
 }
 
-double routed_copies_scale(const layout::Layout& l, std::int64_t t_rank, std::int64_t top_k, std::int64_t experts) {
-  if (!l.expert_capacity_factor || t_rank <= 0 || experts <= 0) return 1.0;
-  const double balanced = static_cast<double>(t_rank) * top_k / experts;
-  const double capacity = std::ceil(*l.expert_capacity_factor * balanced);
-  return (l.pad_expert_input_to_capacity ? capacity : std::min(balanced, capacity)) / balanced;
-}
-
 comm::Dispatcher to_comm(layout::Dispatcher d) {
   switch (d) {
     case layout::Dispatcher::alltoall: return comm::Dispatcher::alltoall;
@@ -277,7 +270,7 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     // The sorts exist only with more than one local expert (Megatron token_dispatcher.py, moe_utils.py).
     // Token dropping scales every routed copy: at most C = ceil(factor x t_rank x top_k / E) per expert from each
     // rank (Megatron moe_utils get_capacity), exactly C when padded. Balanced routing loses nothing at factor >= 1.
-    const double routed = routed_copies_scale(l, t_rank, topk, E);
+    const double routed = l.routed_copies_scale(t_rank, topk, E);
     const double token_copies = static_cast<double>(t_rank) * topk * h * kBf16 * 2 * routed;
     const I local_experts = std::max<I>(1, E / l.ep);
     const bool sorts = local_experts > 1;
@@ -289,7 +282,8 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     c.pre_dispatch.wgrad += k.torch_gemm(h, E, t_rank);
 
     // Balanced routing: every local expert gets t_rank * top_k * ep / E token copies (times the capacity scale).
-    const I per_expert = static_cast<I>(std::llround(static_cast<double>(t_rank * topk * l.ep) / E * routed));
+    const I per_expert = routed == 1.0 ? t_rank * topk * l.ep / E
+                                       : static_cast<I>(std::llround(static_cast<double>(t_rank * topk * l.ep) / E * routed));
     const std::vector<I> tokens(static_cast<std::size_t>(local_experts), per_expert);
     const I f_local = f / l.etp;
     add(c.experts, k.grouped(tokens, gated * f_local, h, l.uses_fused_grouped_gemm()));
@@ -397,7 +391,9 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
         c.recompute_redoes_ep = l.ep > 1;
       } else if (r.has(RecomputeModule::moe_act)) {
         const I f_local = m.moe.expert_ffn_hidden_size / l.etp;
-        c.recompute += activation(k, m.ffn, static_cast<double>(t_rank) * m.moe.top_k * f_local, "swiglu", "swiglu_bwd").fwd;
+        const double routed = l.routed_copies_scale(t_rank, m.moe.top_k, m.moe.num_experts);
+        c.recompute +=
+            activation(k, m.ffn, static_cast<double>(t_rank) * m.moe.top_k * routed * f_local, "swiglu", "swiglu_bwd").fwd;
       }
       if (r.has(RecomputeModule::shared_experts) && !r.has(RecomputeModule::moe)) c.recompute += c.shared.fwd;
     } else if (r.has(RecomputeModule::mlp)) {

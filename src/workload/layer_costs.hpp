@@ -98,10 +98,6 @@ BlockCost mtp_extra_cost(const model::ModelSpec& spec, const layout::Layout& lay
 // The comm/ dispatcher for a layout's dispatcher name.
 comm::Dispatcher to_comm(layout::Dispatcher d);
 
-// Routed token copies under the layout's expert capacity relative to dropless balanced routing: 1 when dropless;
-// with capacity C = ceil(factor x t_rank x top_k / experts) per expert, C / balanced when padded, else
-// min(balanced, C) / balanced (balanced routing drops only below factor 1).
-double routed_copies_scale(const layout::Layout& l, std::int64_t t_rank, std::int64_t top_k, std::int64_t experts);
 
 // Expected number of distinct EP ranks a token's top_k experts live on, under uniform routing:
 // ep * (1 - C(E - E/ep, k) / C(E, k)) (moe-modeling.md §4.2, ep_volume.py).

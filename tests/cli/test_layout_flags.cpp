@@ -142,3 +142,19 @@ TEST_CASE("a missing --layout file and a malformed --set") {
   CHECK(diags.items()[0].message.find("cannot open") != std::string::npos);
   CHECK_THROWS_AS(moesim::cli::layout_json(parse({"--set", "gbs"}), diags), moesim::UsageError);
 }
+
+TEST_CASE("the Transformer Engine release and token-dropping flags: values and errors") {
+  Diagnostics ok;
+  const Json j = moesim::cli::layout_json(
+      parse({"--te-version", "v2.14.1", "--moe-expert-capacity-factor", "1.5", "--pad-expert-input-to-capacity"}), ok);
+  REQUIRE(ok.empty());
+  CHECK(j["te_version"] == "2.14");
+  CHECK(j["expert_capacity_factor"] == 1.5);  // the Megatron spelling lands on the short key
+  CHECK(j["pad_expert_input_to_capacity"] == true);
+  Diagnostics diags;
+  moesim::cli::layout_json(parse({"--te-version", "2.x", "--expert-capacity-factor", "0"}), diags);
+  CHECK(flag_problems(diags) ==
+        std::vector<std::string>{
+            "<flags> --expert-capacity-factor: expected a positive number, got \"0\"",
+            "<flags> --te-version: expected a Transformer Engine version MAJOR.MINOR such as \"2.12\", got \"2.x\""});
+}

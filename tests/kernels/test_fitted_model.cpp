@@ -103,12 +103,16 @@ TEST_CASE("kernels the fit does not cover fall back to the roofline exactly") {
   AttentionFwd windowed;
   static_cast<AttentionShape&>(windowed) = bwd;
   windowed.window = 128;  // fitted attention has no window feature
+  AttentionFwd ring_steps;
+  static_cast<AttentionShape&>(ring_steps) = bwd;
+  ring_steps.keys_per_call = 1024;  // nor a feature for work split into key blocks (CP ring steps)
   const Kernel uncovered[] = {
       Gemm{4096, 7168, 2048, DType::fp8},        // gemm/fp8_tensor not in the fit
       Gemm{4096, 7168, 2048, DType::fp8_block},  // gemm/fp8_block128 not in the fit
       GroupedGemm{{512, 512}, 2048, 7168, DType::fp8_block},
       bwd,
       windowed,
+      ring_steps,
       MemoryBound{1e8, "rmsnorm_bwd"},
       MemoryBound{1e8, "rope"},
       MemoryBound{1e8, "permute"},  // a mapped name whose family this fit lacks

@@ -136,4 +136,7 @@ TEST_CASE("padding experts to capacity needs a capacity factor") {
         "pad_expert_input_to_capacity needs expert_capacity_factor (Megatron: the capacity it pads to)");
   l.expert_capacity_factor = 1.0;
   CHECK(problems(l, deepseek_v3()).empty());
+  l.dispatcher = Dispatcher::deepep;
+  CHECK(infeasible(l, deepseek_v3()) ==
+        "pad_expert_input_to_capacity is not supported by the deepep dispatcher (Megatron refuses it)");
 }

@@ -60,3 +60,24 @@ TEST_CASE("sequence parallelism and CP divide activations; full recompute keeps 
   l.recompute = layout::parse_recompute("full");
   CHECK(memory::layer_activation_bytes(m, true, l) == doctest::Approx(2.0 * 7168 * 4096));
 }
+
+TEST_CASE("token dropping: the routed copies saved follow the expert capacity") {
+  const auto m = deepseek();
+  layout::Layout l = with(layout::Precision::bf16, "none");
+  l.seq = 4096;
+  auto routed_kib = [&](const layout::Layout& x) {
+    double sum = 0;
+    for (const auto& t : memory::saved_tensors(m, true, x))
+      if (t.name.rfind("expert fc", 0) == 0) sum += t.bytes_per_token;
+    return sum / 1024.0;
+  };
+  const double dropless = routed_kib(l);
+  CHECK(dropless > 0);
+  l.expert_capacity_factor = 2.0;
+  CHECK(routed_kib(l) == doctest::Approx(dropless).epsilon(1e-12));  // nothing dropped, nothing padded
+  l.pad_expert_input_to_capacity = true;
+  CHECK(routed_kib(l) == doctest::Approx(2 * dropless).epsilon(1e-12));  // padded to twice the balanced load
+  l.expert_capacity_factor = 0.5;
+  l.pad_expert_input_to_capacity = false;
+  CHECK(routed_kib(l) == doctest::Approx(0.5 * dropless).epsilon(1e-12));  // half the copies dropped
+}

@@ -57,6 +57,8 @@ TEST_CASE("refinements: a bare partial graph gets its scopes, a bare flex dispat
   CHECK(predict::value_refines("flex (recipe default; DeepEP/HybridEP)", "deepep"));
   CHECK_FALSE(predict::value_refines("flex", "alltoall"));
   CHECK_FALSE(predict::value_refines("deepep", "hybridep"));
+  CHECK_FALSE(predict::value_refines("flex (hybridep)", "deepep"));  // the cell names its backend
+  CHECK(predict::value_refines("flex (hybridep)", "hybridep"));
 }
 
 TEST_CASE("recipe lines fill unstated cells and never replace a stated one") {
@@ -91,6 +93,14 @@ TEST_CASE("bad recipe lines: unknown id or column, repeats, missing value or sou
   CHECK(message(recipes("GT1,dispatcher,,H,s\nGT1,cuda_graph,full,H,\n")) ==
         "r.csv:2: recipe line for GT1 dispatcher needs a value and a source\n"
         "r.csv:3: recipe line for GT1 cuda_graph needs a value and a source");
+  CHECK(message(recipes("GT1,cuda_graph,ful,H,s\nGT1,a2a_overlap,true,H,s\nGT2,mtp,1.5,H,s\n"
+                        "GT3,expert_capacity_factor,lots,H,s\nGT3,recompute,selective: mlpp,H,s\n")) ==
+        "r.csv:2: GT1 cuda_graph: expected cuda_graph none | partial | full, got \"ful\" (did you mean \"full\"?)\n"
+        "r.csv:3: GT1 a2a_overlap: expected 0 or 1, got \"true\"\n"
+        "r.csv:4: GT2 mtp: expected a non-negative integer, got \"1.5\"\n"
+        "r.csv:5: GT3 expert_capacity_factor: expected a positive number, got \"lots\"\n"
+        "r.csv:6: GT3 recompute: expected recompute module core_attn | mlp | moe | moe_act | layernorm | mla_up_proj "
+        "| shared_experts, got \"mlpp\" (did you mean \"mlp\"?)");
   CHECK(message(recipes("GT1,dispatcher,deepep,H,s\nGT1,dispatcher,hybridep,H,s\n")) ==
         "r.csv:3: second recipe line for GT1 dispatcher");
 }

@@ -279,6 +279,9 @@ TEST_CASE("the TE release of a row comes from the container or guide its source 
   CHECK(predict::te_version_from_source("archive (26.04.01 NeMo container)") == TeVersion{2, 14});
   CHECK(predict::te_version_from_source("results/theia_ngpu512_ngc26.04_nemo/gpt_oss_20b") == TeVersion{2, 14});
   CHECK(predict::te_version_from_source("performance-summary.md (26.08 NeMo container)") == layout::kLatestTeVersion);
+  CHECK(predict::te_version_from_source("archive (25.10 NeMo container)") == TeVersion{2, 7});  // 25.09's, not 2.16
+  CHECK(predict::te_version_from_source("archive (26.04.02 NeMo container)") == TeVersion{2, 14});
+  CHECK_FALSE(predict::te_version_from_source("archive (25.07 NeMo container)").has_value());  // before the table
   CHECK(predict::te_version_from_source("NVIDIA/Megatron-LM docs/discussions/deepseek-v3-gb200-optimization/*.md") ==
         TeVersion{2, 9});
   CHECK_FALSE(predict::te_version_from_source("arXiv 2407.21783 Llama 3 Herd of Models").has_value());
@@ -315,9 +318,17 @@ TEST_CASE("a TFLOPS row that publishes its tokens/s is judged in its own FLOP de
   rep.tokens_per_s_per_gpu = 60000;
   rep.tflops_per_gpu = 999;  // moesim's own FLOP count does not enter
   CHECK(rc.value_of(rep) == doctest::Approx(120.0).epsilon(1e-12));
-  r["notes"] = "derived tokens_per_sec_per_gpu=50000";  // computed from the TFLOPS: no definition of its own
-  rc = predict::case_from_row(r, resolvers());
-  CHECK(rc.row_flops_per_token == 0);
+  for (const char* notes : {"derived tokens_per_sec_per_gpu=50000",   // computed from the TFLOPS
+                            "Derived: tokens_per_sec_per_gpu=50000",  // in any spelling
+                            "tokens_per_sec_per_gpu=50,000",          // not a clean number: not 50
+                            "tokens_per_sec_per_gpu=50000x"}) {
+    CAPTURE(notes);
+    r["notes"] = notes;
+    rc = predict::case_from_row(r, resolvers());
+    CHECK(rc.row_flops_per_token == 0);
+  }
+  r["notes"] = "(tokens_per_sec_per_gpu=40000)";
+  CHECK(predict::case_from_row(r, resolvers()).row_flops_per_token == doctest::Approx(2.5e9).epsilon(1e-12));
   r["notes"] = "no tokens here";
   rc = predict::case_from_row(r, resolvers());
   CHECK(rc.row_flops_per_token == 0);

@@ -460,19 +460,19 @@ TEST_CASE("token dropping: capacity scales routed copies; padding fills every ex
   const auto q = load("qwen3-30b-a3b");  // 128 experts, top-8; t_rank 4096 -> 256 copies per expert (balanced)
   const auto dev = rates("dgx-h100");
   auto l = base_layout(8);
-  CHECK(workload::routed_copies_scale(l, 4096, 8, 128) == 1.0);  // dropless
+  CHECK(l.routed_copies_scale(4096, 8, 128) == 1.0);  // dropless
   l.expert_capacity_factor = 1.0;
-  CHECK(workload::routed_copies_scale(l, 4096, 8, 128) == 1.0);  // balanced load fits exactly
+  CHECK(l.routed_copies_scale(4096, 8, 128) == 1.0);  // balanced load fits exactly
   l.expert_capacity_factor = 2.0;
-  CHECK(workload::routed_copies_scale(l, 4096, 8, 128) == 1.0);  // no padding: nothing to drop
+  CHECK(l.routed_copies_scale(4096, 8, 128) == 1.0);  // no padding: nothing to drop
   l.pad_expert_input_to_capacity = true;
-  CHECK(workload::routed_copies_scale(l, 4096, 8, 128) == 2.0);  // padded to 512 of 256
+  CHECK(l.routed_copies_scale(4096, 8, 128) == 2.0);  // padded to 512 of 256
   l.expert_capacity_factor = 0.5;
   l.pad_expert_input_to_capacity = false;
-  CHECK(workload::routed_copies_scale(l, 4096, 8, 128) == 0.5);  // half the copies dropped
+  CHECK(l.routed_copies_scale(4096, 8, 128) == 0.5);  // half the copies dropped
   l.expert_capacity_factor = 1.001;  // capacity rounds up (Megatron get_capacity): ceil(256.256) = 257
   l.pad_expert_input_to_capacity = true;
-  CHECK(workload::routed_copies_scale(l, 4096, 8, 128) == doctest::Approx(257.0 / 256.0).epsilon(1e-12));
+  CHECK(l.routed_copies_scale(4096, 8, 128) == doctest::Approx(257.0 / 256.0).epsilon(1e-12));
 
   // Padded to twice the load: twice the all-to-all bytes, and the experts' GEMMs grow while attention does not.
   auto dropless = base_layout(8);
