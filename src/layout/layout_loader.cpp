@@ -180,7 +180,11 @@ Layout read_layout_fields(ObjectReader& r) {
   l.distributed_optimizer = fr.boolean("distributed_optimizer").value_or(true);
   l.fp8_param_gather = fr.boolean("fp8_param_gather").value_or(false);
   l.fp8_attention = fr.boolean("fp8_attention").value_or(false);
-  if (auto v = fr.parsed<TeVersion>(fr.spelling("te_version"), parse_te_version)) l.te_version = *v;
+  if (const std::string key = fr.spelling("te_version"); !key.empty() && r.raw(key)->is_number())
+    // A JSON number cannot hold "2.10" (it reads 2.1): say so instead of a bare "expected a string".
+    r.error(key, "expected a string such as \"2.12\", got the number " + r.raw(key)->dump() +
+                     "; quote the version (a JSON number cannot tell 2.1 from 2.10)");
+  else if (auto v = fr.parsed<TeVersion>(key, parse_te_version)) l.te_version = *v;
   if (const std::string key = fr.spelling("expert_capacity_factor"); !key.empty())
     l.expert_capacity_factor = r.number(key, Bound::positive);
   l.pad_expert_input_to_capacity = fr.boolean("pad_expert_input_to_capacity").value_or(false);

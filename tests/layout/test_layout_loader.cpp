@@ -159,6 +159,20 @@ TEST_CASE("token dropping: capacity factor and padding, in both spellings; paddi
   CHECK(diags.items()[0].pointer == "/expert_capacity_factor");
 }
 
+TEST_CASE("te_version must be a quoted string: a JSON number cannot tell 2.1 from 2.10") {
+  Diagnostics diags;
+  const Layout l = read_layout(config::Json::parse(R"({"gpus": 8, "gbs": 8, "seq": 4096, "te_version": "2.10"})"),
+                               "<json>", diags);
+  REQUIRE(diags.empty());
+  CHECK(l.te_version == TeVersion{2, 10});
+  read_layout(config::Json::parse(R"({"gpus": 8, "gbs": 8, "seq": 4096, "te_version": 2.10})"), "<json>", diags);
+  REQUIRE(diags.size() == 1);
+  CHECK(diags.items()[0].pointer == "/te_version");
+  CHECK(diags.items()[0].message ==
+        "expected a string such as \"2.12\", got the number 2.1; quote the version (a JSON number cannot tell 2.1 "
+        "from 2.10)");
+}
+
 TEST_CASE("every field has distinct spellings and the table finds both") {
   for (const auto& f : layout_fields()) {
     CHECK(find_layout_field(f.key) == &f);
