@@ -1,7 +1,6 @@
 #include "cli/opt_layout_flags.hpp"
 
 #include <cctype>
-#include <cmath>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -9,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "config/overrides.hpp"
+#include "core/text.hpp"
 #include "layout/layout.hpp"
 #include "layout/layout_fields.hpp"
 #include "layout/pipeline_layout.hpp"
@@ -28,11 +28,6 @@ std::string dashed(std::string_view key) {
   std::string out = "--";
   for (char c : key) out += c == '_' ? '-' : c;
   return out;
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 void add_flag(CLI::App& sub, LayoutFlags& flags, const std::string& flag, std::string_view key, FieldKind kind,
@@ -70,7 +65,7 @@ Json convert(FieldKind kind, const std::string& v) {
                                   " integer, got \"" + v + "\"");
     }
     case FieldKind::boolean: {
-      const std::string s = lower(v);
+      const std::string s = to_lower(v);
       if (s == "true" || s == "1" || s == "yes" || s == "on") return true;
       if (s == "false" || s == "0" || s == "no" || s == "off") return false;
       throw std::invalid_argument("expected true or false, got \"" + v + "\"");
@@ -85,15 +80,9 @@ Json convert(FieldKind kind, const std::string& v) {
     case FieldKind::dtype: return std::string(layout::to_string(layout::parse_dtype(v)));
     case FieldKind::recompute: return layout::parse_recompute(v).to_string();
     case FieldKind::te_version: return layout::to_string(layout::parse_te_version(v));
-    case FieldKind::positive_number: {
-      try {
-        std::size_t used = 0;
-        const double x = std::stod(v, &used);
-        if (used == v.size() && std::isfinite(x) && x > 0) return x;
-      } catch (const std::exception&) {
-      }
+    case FieldKind::positive_number:
+      if (const auto x = parse_finite_number(v); x && *x > 0) return *x;
       throw std::invalid_argument("expected a positive number, got \"" + v + "\"");
-    }
     case FieldKind::pp_layout:
       try {
         layout::parse_pipeline_layout(v);

@@ -8,15 +8,11 @@
 #include "config/document.hpp"
 #include "config/object_reader.hpp"
 #include "core/did_you_mean.hpp"
+#include "core/text.hpp"
 #include "model/model_loader.hpp"
 
 namespace moesim::model {
 namespace {
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string squash(const std::string& s) {  // lower case, letters and digits only
   std::string out;
   for (char c : s)
@@ -25,7 +21,7 @@ std::string squash(const std::string& s) {  // lower case, letters and digits on
 }
 
 bool looks_like_path(const std::string& s) {
-  return s.find('/') != std::string::npos || (s.size() > 5 && lower(s.substr(s.size() - 5)) == ".json");
+  return s.find('/') != std::string::npos || (s.size() > 5 && to_lower(s.substr(s.size() - 5)) == ".json");
 }
 }  // namespace
 
@@ -57,7 +53,7 @@ ModelCatalog::ModelCatalog(const std::filesystem::path& data_dir) {
     claims.insert(claims.end(), e.aliases.begin(), e.aliases.end());
     for (const auto& c : claims) {
       if (c.empty()) continue;
-      auto [it, fresh] = owner.emplace(lower(c), doc.file);
+      auto [it, fresh] = owner.emplace(to_lower(c), doc.file);
       if (!fresh && it->second != doc.file)
         diags.add(doc.file, "/aliases", "\"" + c + "\" is already a name or alias of " + it->second);
     }
@@ -79,9 +75,9 @@ std::filesystem::path ModelCatalog::resolve(const std::string& given, const std:
   if (looks_like_path(given)) throw ConfigError({{where, pointer, "model file \"" + given + "\" does not exist"}});
 
   for (const auto& e : entries_) {
-    if (lower(e.name) == lower(given)) return e.path;
+    if (to_lower(e.name) == to_lower(given)) return e.path;
     for (const auto& a : e.aliases)
-      if (lower(a) == lower(given)) return e.path;
+      if (to_lower(a) == to_lower(given)) return e.path;
   }
   const std::string key = squash(given);
   std::set<std::string> matches;

@@ -1,7 +1,6 @@
 #include "predict/recipe_settings.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <optional>
 #include <stdexcept>
@@ -11,19 +10,33 @@
 
 #include "core/did_you_mean.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "layout/layout.hpp"
 
 namespace moesim::predict {
 namespace {
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string field(const std::map<std::string, std::string>& row, const char* name) {
   const auto it = row.find(name);
   return it == row.end() ? std::string() : it->second;
+}
+
+// Why `value` cannot stand in `column`, or nullopt.
+std::optional<std::string> value_problem(const std::string& column, const std::string& value) {
+  try {
+    if (column == "dispatcher") layout::parse_dispatcher(value);
+    if (column == "recompute") layout::parse_recompute(value);
+    if (column == "cuda_graph") layout::parse_cuda_graph_setting(value);
+  } catch (const std::invalid_argument& e) {
+    return std::string(e.what());
+  }
+  const auto x = parse_finite_number(value);
+  if ((column == "a2a_overlap" || column == "pad_expert_input_to_capacity") && !(x && (*x == 0 || *x == 1)))
+    return "expected 0 or 1, got \"" + value + "\"";
+  if (column == "mtp" && !(x && *x >= 0 && *x == std::floor(*x)))
+    return "expected a non-negative integer, got \"" + value + "\"";
+  if (column == "expert_capacity_factor" && !(x && *x > 0)) return "expected a positive number, got \"" + value + "\"";
+  return std::nullopt;
 }
 
 }  // namespace
@@ -36,13 +49,13 @@ const std::vector<std::string>& recipe_columns() {
 }
 
 bool cell_is_unstated(const std::string& cell) {
-  const std::string s = lower(cell);
+  const std::string s = to_lower(cell);
   return s.find_first_not_of(" \t") == std::string::npos || s.rfind("recipe default", 0) == 0 ||
          s.find("(likely") != std::string::npos || s.find("(assumed") != std::string::npos;
 }
 
 bool value_refines(const std::string& cell, const std::string& value) {
-  const std::string c = lower(cell), v = lower(value);
+  const std::string c = to_lower(cell), v = to_lower(value);
   if (c == "partial") return v.rfind("partial:", 0) == 0;
   if (c.rfind("flex", 0) == 0 && (v == "deepep" || v == "hybridep")) {
     // Only a backend the cell leaves open: a cell naming the other backend alone states it.
@@ -50,34 +63,6 @@ bool value_refines(const std::string& cell, const std::string& value) {
     return c.find(v) != std::string::npos || c.find(other) == std::string::npos;
   }
   return false;
-}
-
-// Why `value` cannot stand in `column`, or nullopt.
-static std::optional<std::string> value_problem(const std::string& column, const std::string& value) {
-  try {
-    if (column == "dispatcher") layout::parse_dispatcher(value);
-    if (column == "recompute") layout::parse_recompute(value);
-    if (column == "cuda_graph") layout::parse_cuda_graph_setting(value);
-  } catch (const std::invalid_argument& e) {
-    return std::string(e.what());
-  }
-  auto number = [&](double& out) {
-    try {
-      std::size_t used = 0;
-      out = std::stod(value, &used);
-      return used == value.size() && std::isfinite(out);
-    } catch (const std::exception&) {
-      return false;
-    }
-  };
-  double x = 0;
-  if ((column == "a2a_overlap" || column == "pad_expert_input_to_capacity") && !(number(x) && (x == 0 || x == 1)))
-    return "expected 0 or 1, got \"" + value + "\"";
-  if (column == "mtp" && !(number(x) && x >= 0 && x == std::floor(x)))
-    return "expected a non-negative integer, got \"" + value + "\"";
-  if (column == "expert_capacity_factor" && !(number(x) && x > 0))
-    return "expected a positive number, got \"" + value + "\"";
-  return std::nullopt;
 }
 
 std::vector<RecipeFill> apply_recipe_settings(config::CsvTable& table, const config::CsvTable& recipes) {

@@ -11,15 +11,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "predict/container_versions.hpp"
 
 namespace moesim::predict {
 namespace {
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // Integer column; nullopt when blank or not a number.
 std::optional<int> int_col(const std::map<std::string, std::string>& row, const char* col) {
@@ -41,7 +37,7 @@ std::string col(const std::map<std::string, std::string>& row, const char* c) {
 }
 
 model::FlopsConvention convention_of(const std::string& framework) {
-  const std::string f = lower(framework);
+  const std::string f = to_lower(framework);
   if (f.find("maxtext") != std::string::npos || f.rfind("jax", 0) == 0) return model::FlopsConvention::maxtext;
   if (f.find("torchtitan") != std::string::npos) return model::FlopsConvention::torchtitan;
   return model::FlopsConvention::megatron;
@@ -67,20 +63,15 @@ std::optional<std::string> read_layout(const std::map<std::string, std::string>&
   l.a2a_overlap = int_col(row, "a2a_overlap").value_or(0) != 0;
   // Token dropping: not groundtruth.csv columns; recipe settings (recipe_settings.hpp) may add them.
   if (const std::string cf = col(row, "expert_capacity_factor"); !cf.empty()) {
-    try {
-      std::size_t used = 0;
-      const double v = std::stod(cf, &used);
-      if (used != cf.size() || !(v > 0) || !std::isfinite(v)) throw std::invalid_argument(cf);
-      l.expert_capacity_factor = v;
-    } catch (const std::exception&) {
-      return "column expert_capacity_factor is not a positive number: \"" + cf + "\"";
-    }
+    const auto v = parse_finite_number(cf);
+    if (!v || *v <= 0) return "column expert_capacity_factor is not a positive number: \"" + cf + "\"";
+    l.expert_capacity_factor = *v;
   }
   l.pad_expert_input_to_capacity = int_col(row, "pad_expert_input_to_capacity").value_or(0) != 0;
   try {
     const std::string prec = col(row, "precision");
     l.precision = prec.empty() ? layout::Precision::bf16 : layout::parse_precision(prec);
-    std::string disp = lower(col(row, "dispatcher"));
+    std::string disp = to_lower(col(row, "dispatcher"));
     if (disp.empty() || disp == "recipe default" || disp == "n/a") disp = "alltoall";
     if (disp.rfind("all-to-all", 0) == 0) disp = "alltoall";
     // Megatron's flex dispatcher without a named backend runs its default backend, DeepEP
@@ -142,7 +133,7 @@ double published_tokens_per_s(const std::string& notes) {
   static const std::string key = "tokens_per_sec_per_gpu=";
   const auto at = notes.find(key);
   if (at == std::string::npos) return 0;
-  std::string before = lower(notes.substr(0, at));
+  std::string before = to_lower(notes.substr(0, at));
   while (!before.empty() && (std::isspace(static_cast<unsigned char>(before.back())) || before.back() == ':'))
     before.pop_back();
   if (before.size() >= 7 && before.compare(before.size() - 7, 7, "derived") == 0) return 0;
@@ -201,15 +192,15 @@ RowCase case_from_row(const std::map<std::string, std::string>& row, const Resol
     }
     // Recipe defaults of Megatron-Bridge MoE benchmarks (groundtruth.md §3.1): gradient reduce in BF16;
     // DeepSeek-V3 also BF16 Adam moments (precision-aware optimizer).
-    if (lower(col(row, "framework")).find("megatron-bridge") != std::string::npos) {
+    if (to_lower(col(row, "framework")).find("megatron-bridge") != std::string::npos) {
       c.layout.grad_reduce_dtype = layout::Dtype::bf16;
       if (c.model.attention.kind == model::AttentionKind::mla) c.layout.optimizer_moment_dtype = layout::Dtype::bf16;
       // FP8 attention where the row says so ("FP8 DPA" in its notes), and on every MXFP8 GB300 row of the 26.06
       // container (groundtruth.md §6: "The 26.06 GB300 rows also use FP8 attention").
-      const std::string notes = lower(col(row, "notes"));
+      const std::string notes = to_lower(col(row, "notes"));
       const bool says = notes.find("fp8 dpa") != std::string::npos ||
                         notes.find("fp8_dot_product_attention") != std::string::npos;
-      const bool gb300_2606 = lower(col(row, "hardware")).find("gb300") != std::string::npos &&
+      const bool gb300_2606 = to_lower(col(row, "hardware")).find("gb300") != std::string::npos &&
                               col(row, "source").find("26.06") != std::string::npos &&
                               c.layout.precision == layout::Precision::mxfp8;
       if (c.layout.precision != layout::Precision::bf16 && (says || gb300_2606)) c.layout.fp8_attention = true;

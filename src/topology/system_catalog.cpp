@@ -8,6 +8,7 @@
 #include "config/object_reader.hpp"
 #include "core/did_you_mean.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "core/units.hpp"
 #include "topology/spec_readers.hpp"
 
@@ -17,12 +18,6 @@ namespace {
 namespace fs = std::filesystem;
 using config::Bound;
 using config::ObjectReader;
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::vector<fs::path> json_files(const fs::path& dir) {
   std::vector<fs::path> out;
@@ -179,7 +174,7 @@ SystemCatalog SystemCatalog::load(const fs::path& data_root) {
     std::vector<std::string> keys{s.name};
     keys.insert(keys.end(), s.aliases.begin(), s.aliases.end());
     for (std::size_t i = 0; i < keys.size(); ++i) {
-      const std::string key = lower(keys[i]);
+      const std::string key = to_lower(keys[i]);
       auto [it, inserted] = c.lookup_.emplace(key, s.name);
       if (!inserted && it->second != s.name)
         diags.add(path.string(), i == 0 ? "" : "/aliases/" + std::to_string(i - 1),
@@ -194,7 +189,7 @@ SystemCatalog SystemCatalog::load(const fs::path& data_root) {
 std::vector<std::string> SystemCatalog::system_names() const { return keys_of(systems_); }
 
 std::optional<std::string> SystemCatalog::canonical_name(std::string_view name_or_alias) const {
-  auto it = lookup_.find(lower(name_or_alias));
+  auto it = lookup_.find(to_lower(name_or_alias));
   if (it == lookup_.end()) return std::nullopt;
   return it->second;
 }

@@ -245,6 +245,7 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
   const double s_act = static_cast<double>(t_full) * h * kBf16;  // one full activation of the TP group
 
   AttentionParts parts;
+  Block expert_activation;  // the routed experts' activation forward: what selective moe_act recomputes
   c.attention = attention_block(m, l, k, t_full, window > 0 ? window + 1 : 0, parts);
   const double tp_coll = tp > 1 ? s_act * (tp - 1) / tp : 0;  // one SP all-gather or reduce-scatter
   const double tp_allreduce = 2 * tp_coll;                     // without SP
@@ -290,6 +291,7 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     const auto act = activation(k, m.ffn, static_cast<double>(t_rank) * topk * routed * f_local, "swiglu", "swiglu_bwd");
     c.experts.fwd += act.fwd;
     c.experts.dgrad += act.bwd;
+    expert_activation = act.fwd;
     add(c.experts, k.grouped(tokens, h, f_local, l.uses_fused_grouped_gemm()));
     if (m.ffn.linear_bias) {
       // Expert biases (GPT-OSS): cuBLAS grouped GEMM has no bias epilogue, so TE adds the bias and reduces dbias
@@ -390,10 +392,7 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
         c.recompute_experts = moe_rest();
         c.recompute_redoes_ep = l.ep > 1;
       } else if (r.has(RecomputeModule::moe_act)) {
-        const I f_local = m.moe.expert_ffn_hidden_size / l.etp;
-        const double routed = l.routed_copies_scale(t_rank, m.moe.top_k, m.moe.num_experts);
-        c.recompute +=
-            activation(k, m.ffn, static_cast<double>(t_rank) * m.moe.top_k * routed * f_local, "swiglu", "swiglu_bwd").fwd;
+        c.recompute += expert_activation;
       }
       if (r.has(RecomputeModule::shared_experts) && !r.has(RecomputeModule::moe)) c.recompute += c.shared.fwd;
     } else if (r.has(RecomputeModule::mlp)) {

@@ -1,0 +1,26 @@
+#include "core/text.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <exception>
+
+namespace moesim {
+
+std::string to_lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::optional<double> parse_finite_number(std::string_view text) {
+  const std::string s(text);
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(s, &used);
+    if (used == s.size() && std::isfinite(v)) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+}  // namespace moesim

@@ -1,0 +1,16 @@
+#pragma once
+// Small text helpers shared by the parsers of files, flags and tables.
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace moesim {
+
+// ASCII lower case.
+std::string to_lower(std::string_view text);
+
+// The whole of `text` as a finite number (std::stod's syntax: leading spaces, decimal or exponent form); nullopt
+// when it is not a number, has trailing text, or is inf / nan.
+std::optional<double> parse_finite_number(std::string_view text);
+
+}  // namespace moesim
