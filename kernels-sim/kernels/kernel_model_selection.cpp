@@ -38,8 +38,13 @@ void require_match(const fit::FitFile& f, const std::string& label, const std::s
                           "); use a fit made on that GPU, or --kernel-model roofline"}});
 }
 
-std::unique_ptr<FittedKernelCostModel> load_fitted(const fs::path& file, const std::string& label) {
-  return std::make_unique<FittedKernelCostModel>(fit::read_fit_file(file), label);
+std::unique_ptr<FittedKernelCostModel> load_fitted(const fs::path& file, const std::string& label,
+                                                   const KernelEfficiencyParams& roofline) {
+  return std::make_unique<FittedKernelCostModel>(fit::read_fit_file(file), label, RooflineKernelCostModel(roofline));
+}
+
+std::unique_ptr<KernelCostModel> roofline_model(const KernelEfficiencyParams& params) {
+  return std::make_unique<RooflineKernelCostModel>(params);
 }
 
 // Prices each device with its own GPU's fit, and every other GPU with the roofline.
@@ -49,7 +54,8 @@ class PerGpuKernelCostModel final : public KernelCostModel {
     std::string gpu;  // catalog GPU name; empty = every GPU the fit matches
     std::unique_ptr<FittedKernelCostModel> model;
   };
-  explicit PerGpuKernelCostModel(std::vector<Entry> entries) : entries_(std::move(entries)) {}
+  PerGpuKernelCostModel(std::vector<Entry> entries, const KernelEfficiencyParams& roofline)
+      : entries_(std::move(entries)), roofline_(roofline) {}
 
   double seconds(const Kernel& kernel, const DeviceRates& device) const override {
     for (const auto& e : entries_)
@@ -100,30 +106,31 @@ std::string misnamed_hint(const fs::path& fits_dir, const std::string& gpu_name)
 std::string fit_file_label(const fs::path& file) { return last_components(file, 3); }
 
 KernelModelChoice select_kernel_cost_model(const std::string& gpu_name, const fs::path& fits_dir,
-                                           const std::string& requested) {
+                                           const std::string& requested, const KernelEfficiencyParams& roofline) {
   if (requested == "roofline")
-    return {make_kernel_cost_model("roofline"), "roofline: requested (fits are not consulted)"};
+    return {roofline_model(roofline), "roofline: requested (fits are not consulted)"};
   if (is_auto(requested)) {
     const fs::path file = fits_dir / (gpu_name + ".json");
     const std::string label = fit_file_label(file);
     std::error_code ec;
     if (!fs::is_regular_file(file, ec))
-      return {make_kernel_cost_model("roofline"),
+      return {roofline_model(roofline),
               "roofline: auto found no fit file " + label + " for GPU " + gpu_name + misnamed_hint(fits_dir, gpu_name)};
-    auto model = load_fitted(file, label);
+    auto model = load_fitted(file, label, roofline);
     require_match(model->fit(), label, gpu_name);
     return {std::move(model), "fit: auto found " + label + " for GPU " + gpu_name};
   }
   const fs::path file = requested_file(requested);
-  auto model = load_fitted(file, requested);
+  auto model = load_fitted(file, requested, roofline);
   require_match(model->fit(), requested, gpu_name);
   std::string why = "fit: requested file " + requested + " (made on " + model->fit().gpu + ") for GPU " + gpu_name;
   return {std::move(model), std::move(why)};
 }
 
-KernelModelChoice select_kernel_cost_model_per_gpu(const fs::path& fits_dir, const std::string& requested) {
+KernelModelChoice select_kernel_cost_model_per_gpu(const fs::path& fits_dir, const std::string& requested,
+                                                   const KernelEfficiencyParams& roofline) {
   if (requested == "roofline")
-    return {make_kernel_cost_model("roofline"), "roofline: requested (fits are not consulted)"};
+    return {roofline_model(roofline), "roofline: requested (fits are not consulted)"};
   std::vector<PerGpuKernelCostModel::Entry> entries;
   std::string why;
   if (is_auto(requested)) {
@@ -134,13 +141,13 @@ KernelModelChoice select_kernel_cost_model_per_gpu(const fs::path& fits_dir, con
         if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
     std::sort(files.begin(), files.end());
     if (files.empty())
-      return {make_kernel_cost_model("roofline"),
+      return {roofline_model(roofline),
               "roofline: auto found no fit files in " + last_components(fits_dir, 2) + " for any GPU"};
     std::string gpus;
     for (const auto& f : files) {
       const std::string gpu = f.stem().string();
       const std::string label = fit_file_label(f);
-      auto model = load_fitted(f, label);
+      auto model = load_fitted(f, label, roofline);
       require_match(model->fit(), label, gpu);
       gpus += (gpus.empty() ? "" : ", ") + gpu + " (" + label + ")";
       entries.push_back({gpu, std::move(model)});
@@ -148,12 +155,12 @@ KernelModelChoice select_kernel_cost_model_per_gpu(const fs::path& fits_dir, con
     why = "fit: auto found fits for " + gpus + "; roofline for every other GPU";
   } else {
     const fs::path file = requested_file(requested);
-    auto model = load_fitted(file, requested);
+    auto model = load_fitted(file, requested, roofline);
     why = "fit: requested file " + requested + " (made on " + model->fit().gpu + ") for GPUs matching " +
           model->fit().peaks.key + "; roofline for every other GPU";
     entries.push_back({"", std::move(model)});
   }
-  return {std::make_unique<PerGpuKernelCostModel>(std::move(entries)), why};
+  return {std::make_unique<PerGpuKernelCostModel>(std::move(entries), roofline), why};
 }
 
 }  // namespace moesim::kernels

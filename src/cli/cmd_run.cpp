@@ -23,12 +23,13 @@ void add_run_command(CLI::App& app, Context& ctx) {
   sub->add_option("--trace", args->trace, "Write a Chrome trace / Perfetto JSON of the step to FILE");
   sub->callback([&ctx, args] {
     const predict::Case c = resolve_case(args->flags, ctx);
-    const auto kernel_model = select_kernel_model(args->flags.kernel_model, c.system.gpu.name, ctx);
+    const auto params = model_params(args->flags.params);
+    const auto kernel_model = select_kernel_model(args->flags.kernel_model, c.system.gpu.name, ctx, params.kernels);
     predict::PredictOptions o;
     o.kernels = kernel_model.model.get();
     o.flops_convention = flops_convention(args->flags);
     o.keep_timeline = !args->trace.empty();
-    o.params = step_params(args->flags.params);
+    o.params = params.step;
     const auto p = predict::predict_step(c, o);
     if (!args->trace.empty()) {
       std::ofstream f(args->trace);

@@ -94,7 +94,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
   sub->add_option("--csv", args->csv, "Measurements CSV (default: ../shared/reference/groundtruth.csv next to the source tree)");
   sub->add_flag("--json", args->json, "Print rows and summary as JSON");
   sub->add_flag("--markdown", args->markdown, "Print the README accuracy table");
-  sub->add_option("--param", args->params, "Override a general model parameter, name=value; repeatable");
+  sub->add_option("--param", args->params, "Override a general model parameter (a step parameter or a kernel constant), name=value; repeatable");
   add_kernel_model_flag(*sub, args->kernel_model);
   sub->add_flag("--ladder", args->ladder, "Also read consecutive rows as optimisation-ladder steps and say whether each predicted change has the measured direction");
   sub->add_option("--explain", args->explain, "Predict one row (by id) and print its full step report: breakdown, memory, layout");
@@ -117,13 +117,19 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     const auto systems = topology::SystemCatalog::load(root);
     predict::Resolvers r{[&](const std::string& n) { return models.load(n); },
                          [&](const std::string& n) { return systems.resolve(n); }};
-    const auto kernel_model = select_kernel_model_per_gpu(args->kernel_model, ctx);
+    const auto params = model_params(args->params);
+    const auto kernel_model = select_kernel_model_per_gpu(args->kernel_model, ctx, params.kernels);
     predict::PredictOptions base;
     base.kernels = kernel_model.model.get();
-    base.params = step_params(args->params);
+    base.params = params.step;
     if (!args->trace.empty() && args->explain.empty()) throw UsageError("--trace needs --explain ID");
     if (!args->fit.empty()) {
-      ctx.out << predict::to_text(predict::fit_step_param(table, r, base, parse_fit(args->fit)));
+      auto request = parse_fit(args->fit);
+      request.kernel_params = params.kernels;
+      request.kernel_model_for = [&](const kernels::KernelEfficiencyParams& k) {
+        return select_kernel_model_per_gpu(args->kernel_model, ctx, k).model;
+      };
+      ctx.out << predict::to_text(predict::fit_param(table, r, base, request));
       return;
     }
     if (!args->explain.empty()) {

@@ -2,8 +2,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+
 #include "config/data_dir.hpp"
 #include "core/did_you_mean.hpp"
+#include "core/error.hpp"
+#include "kernels/efficiency_param_names.hpp"
 #include "layout/default_case.hpp"
 #include "layout/layout_loader.hpp"
 #include "model/model_catalog.hpp"
@@ -15,7 +19,7 @@ void add_case_flags(CLI::App& sub, CaseFlags& flags) {
   sub.add_option("--model", flags.model, "Model: catalog name or alias (moesim list models), or a JSON / Hugging Face config.json path");
   sub.add_option("--system", flags.system, "System: catalog name or alias (moesim list systems), or a JSON path");
   sub.add_option("--flops-convention", flags.flops_convention, "FLOP definition for TFLOPS: megatron | torchtitan | maxtext");
-  sub.add_option("--param", flags.params, "Override a general model parameter, name=value (e.g. kernel_launch_us=8); repeatable");
+  sub.add_option("--param", flags.params, "Override a general model parameter (a step parameter or a kernel constant), name=value (e.g. kernel_launch_us=8); repeatable");
   add_kernel_model_flag(sub, flags.kernel_model);
   add_layout_flags(sub, flags.layout);
 }
@@ -32,16 +36,17 @@ std::filesystem::path fits_dir(const Context& ctx) { return config::data_dir(ctx
 }  // namespace
 
 kernels::KernelModelChoice select_kernel_model(const std::string& kernel_model, const std::string& gpu_name,
-                                               const Context& ctx) {
-  return kernels::select_kernel_cost_model(gpu_name, fits_dir(ctx), kernel_model);
+                                               const Context& ctx, const kernels::KernelEfficiencyParams& roofline) {
+  return kernels::select_kernel_cost_model(gpu_name, fits_dir(ctx), kernel_model, roofline);
 }
 
-kernels::KernelModelChoice select_kernel_model_per_gpu(const std::string& kernel_model, const Context& ctx) {
-  return kernels::select_kernel_cost_model_per_gpu(fits_dir(ctx), kernel_model);
+kernels::KernelModelChoice select_kernel_model_per_gpu(const std::string& kernel_model, const Context& ctx,
+                                                       const kernels::KernelEfficiencyParams& roofline) {
+  return kernels::select_kernel_cost_model_per_gpu(fits_dir(ctx), kernel_model, roofline);
 }
 
-workload::StepParams step_params(const std::vector<std::string>& param_flags) {
-  workload::StepParams p;
+ModelParams model_params(const std::vector<std::string>& param_flags) {
+  ModelParams p;
   for (const auto& text : param_flags) {
     const auto eq = text.find('=');
     if (eq == std::string::npos || eq == 0) throw UsageError("--param expects name=value, got \"" + text + "\"");
@@ -53,7 +58,17 @@ workload::StepParams step_params(const std::vector<std::string>& param_flags) {
     } catch (const std::exception&) {
       throw UsageError("--param " + text + ": the value must be a number");
     }
-    workload::set_step_param(p, text.substr(0, eq), value);
+    const std::string name = text.substr(0, eq);
+    if (kernels::is_kernel_param(name)) {
+      kernels::set_kernel_param(p.kernels, name, value, "--param");
+      continue;
+    }
+    auto names = workload::step_param_names();
+    for (auto& n : kernels::kernel_param_names()) names.push_back(std::move(n));
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      throw ConfigError({{"<flags>", "--param", "unknown parameter \"" + name + "\"" + did_you_mean(name, names) +
+                                                    "; known: " + join_names(names)}});
+    workload::set_step_param(p.step, name, value);
   }
   return p;
 }

@@ -15,7 +15,7 @@ struct CaseFlags {
   std::string model;   // catalog name, alias, or path (catalog JSON or Hugging Face config.json)
   std::string system;  // catalog name, alias, or path
   std::string flops_convention = "megatron";
-  std::vector<std::string> params;  // --param name=value: StepParams overrides (workload/step_params.hpp)
+  std::vector<std::string> params;  // --param name=value: step parameters and kernel constants (ModelParams)
   std::string kernel_model = "auto";  // --kernel-model auto | roofline | FILE (kernels/kernel_model_selection.hpp)
   LayoutFlags layout;
 };
@@ -32,12 +32,20 @@ void add_kernel_model_flag(CLI::App& sub, std::string& kernel_model);
 
 // The kernel cost model for cases on the catalog GPU `gpu_name` (SystemSpec::gpu.name); under auto the fit is
 // <data dir>/kernels-sim/fits/<gpu_name>.json. ConfigError (exit 2) for a missing file or another GPU's fit.
+// `roofline` holds the roofline's constants (ModelParams::kernels).
 kernels::KernelModelChoice select_kernel_model(const std::string& kernel_model, const std::string& gpu_name,
-                                               const Context& ctx);
+                                               const Context& ctx, const kernels::KernelEfficiencyParams& roofline);
 // The same choice made per GPU, for commands whose cases run on several GPUs (validate).
-kernels::KernelModelChoice select_kernel_model_per_gpu(const std::string& kernel_model, const Context& ctx);
+kernels::KernelModelChoice select_kernel_model_per_gpu(const std::string& kernel_model, const Context& ctx,
+                                                       const kernels::KernelEfficiencyParams& roofline);
 
-// The StepParams defaults with every --param override applied (unknown names: ConfigError with did-you-mean).
-workload::StepParams step_params(const std::vector<std::string>& param_flags);
+// The general parameters --param may override: the step parameters (workload/step_params.hpp) and the named
+// constants of the roofline kernel model (kernels/efficiency_param_names.hpp).
+struct ModelParams {
+  workload::StepParams step;
+  kernels::KernelEfficiencyParams kernels = kernels::builtin_kernel_efficiency();
+};
+// The defaults with every --param override applied (unknown names: ConfigError with a did-you-mean over both sets).
+ModelParams model_params(const std::vector<std::string>& param_flags);
 
 }  // namespace moesim::cli

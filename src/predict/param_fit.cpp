@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "kernels/efficiency_param_names.hpp"
 #include "workload/step_params.hpp"
 
 namespace moesim::predict {
@@ -21,17 +22,28 @@ double mean_abs_log_ratio(const ValidationResult& r) {
   return n == 0 ? 0.0 : sum / n;
 }
 
-ParamFit fit_step_param(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base,
-                        const ParamFitRequest& req) {
+ParamFit fit_param(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base,
+                   const ParamFitRequest& req) {
   if (!(std::isfinite(req.lo) && std::isfinite(req.hi) && req.lo > 0 && req.lo < req.hi))
     throw ConfigError({{"<flags>", "--fit", "bounds of \"" + req.name + "\" must satisfy 0 < lo < hi, got " +
                                                 std::to_string(req.lo) + ":" + std::to_string(req.hi)}});
   ParamFit fit;
   fit.name = req.name;
-  fit.current = workload::get_step_param(base.params, req.name);  // also rejects an unknown name
+  const bool kernel = kernels::is_kernel_param(req.name);
+  if (kernel && !req.kernel_model_for) throw InternalError("fit_param: kernel constant without a model factory");
+  // get_*_param also rejects an unknown name.
+  fit.current = kernel ? kernels::get_kernel_param(req.kernel_params, req.name) : workload::get_step_param(base.params, req.name);
   auto at = [&](double value) {
     PredictOptions o = base;
-    workload::set_step_param(o.params, req.name, value);
+    std::unique_ptr<kernels::KernelCostModel> model;
+    if (kernel) {
+      auto params = req.kernel_params;
+      kernels::set_kernel_param(params, req.name, value, "--fit");
+      model = req.kernel_model_for(params);
+      o.kernels = model.get();
+    } else {
+      workload::set_step_param(o.params, req.name, value);
+    }
     return validate_table(table, resolve, o);
   };
   // A value at which fewer rows can be predicted than at the current one (e.g. a host cost so large the op

@@ -1,4 +1,5 @@
-// --param name=value: what-if overrides of the general step parameters (workload/step_params.hpp).
+// --param name=value: what-if overrides of the general step parameters (workload/step_params.hpp) and of the
+// named kernel constants (kernels/efficiency_param_names.hpp).
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -51,10 +52,30 @@ TEST_CASE("--param: framework host costs slow an eager step and leave a full-gra
   CHECK(step_time(graph_slow) == step_time(graph));
 }
 
+TEST_CASE("--param sets a kernel constant: the step slows with slower memory-bound kernels and the report names the change") {
+  const auto base = run_cli(small_case({}));
+  const auto slow = run_cli(small_case({"--param", "elementwise_hbm_fraction_hopper=0.05"}));
+  REQUIRE(base.code == 0);
+  REQUIRE(slow.code == 0);
+  CHECK(step_time(slow) > step_time(base) * 1.05);
+  auto args = small_case({"--param", "elementwise_hbm_fraction_hopper=0.05"});
+  args.erase(args.begin() + 1);  // "--json": the terminal report names the kernel constants
+  const auto text = run_cli(args);
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("--param elementwise_hbm_fraction_hopper=0.05") != std::string::npos);
+}
+
 TEST_CASE("--param rejects unknown names (exit 2, did-you-mean) and malformed values (exit 1)") {
   auto r = run_cli(small_case({"--param", "kernel_lanch_us=5"}));
   CHECK(r.code == 2);
-  CHECK(r.err.find("unknown step parameter \"kernel_lanch_us\" (did you mean \"kernel_launch_us\"?)") != std::string::npos);
+  CHECK(r.err.find("unknown parameter \"kernel_lanch_us\" (did you mean \"kernel_launch_us\"?)") != std::string::npos);
+  // The known names are both sets: step parameters and kernel constants.
+  r = run_cli(small_case({"--param", "elementwise_hbm_fraction_blackwel=0.5"}));
+  CHECK(r.code == 2);
+  CHECK(r.err.find("(did you mean \"elementwise_hbm_fraction_blackwell\"?)") != std::string::npos);
+  r = run_cli(small_case({"--param", "hbm_fraction=1.5"}));
+  CHECK(r.code == 2);
+  CHECK(r.err.find("kernel parameter \"hbm_fraction\" must be a fraction in (0, 1], got 1.5") != std::string::npos);
   r = run_cli(small_case({"--param", "kernel_launch_us"}));
   CHECK(r.code == 1);
   CHECK(r.err.find("--param expects name=value") != std::string::npos);

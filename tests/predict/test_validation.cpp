@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "config/csv_table.hpp"
+#include "kernels/efficiency_param_names.hpp"
+#include "kernels/roofline_model.hpp"
 #include "predict/container_versions.hpp"
 #include "predict/param_fit.hpp"
 #include "predict/validation.hpp"
@@ -48,6 +50,11 @@ std::map<std::string, std::string> small_row(std::map<std::string, std::string> 
 
 predict::ValidationResult validate(const std::string& body) {
   return predict::validate_table(config::parse_csv(kHeader + body, "t.csv"), resolvers());
+}
+predict::ParamFitRequest fit_request(const std::string& name, double lo, double hi, int evaluations) {
+  predict::ParamFitRequest r;
+  r.name = name, r.lo = lo, r.hi = hi, r.evaluations = evaluations;
+  return r;
 }
 }  // namespace
 
@@ -209,8 +216,7 @@ TEST_CASE("refitting one general parameter recovers the value that produced the 
   full_row.replace(full_row.find(",none,0,balanced"), 16, ",full,0,balanced");
   const auto table = config::parse_csv(kHeader + row("E", "tflops_per_gpu", std::to_string(tf)) + full_row, "t.csv");
 
-  predict::ParamFitRequest req{"framework_host_factor", 1.0, 8.0, 40};
-  const auto fit = predict::fit_step_param(table, resolvers(), {}, req);
+  const auto fit = predict::fit_param(table, resolvers(), {}, fit_request("framework_host_factor", 1.0, 8.0, 40));
   CHECK(fit.best == doctest::Approx(2.0).epsilon(1e-3));
   CHECK(fit.objective_at_best < 1e-4);
   CHECK(fit.current == predict::PredictOptions{}.params.framework_host_factor);
@@ -219,8 +225,36 @@ TEST_CASE("refitting one general parameter recovers the value that produced the 
   CHECK(predict::to_text(fit).find("rows informing it (prediction moves > 1% across the bounds, 1): E\n") !=
         std::string::npos);
 
-  CHECK_THROWS_AS(predict::fit_step_param(table, resolvers(), {}, {"framework_host_factor", 2.0, 1.0, 10}), ConfigError);
-  CHECK_THROWS_AS(predict::fit_step_param(table, resolvers(), {}, {"framework_host_facto", 1.0, 2.0, 10}), ConfigError);
+  CHECK_THROWS_AS(predict::fit_param(table, resolvers(), {}, fit_request("framework_host_factor", 2.0, 1.0, 10)), ConfigError);
+  CHECK_THROWS_AS(predict::fit_param(table, resolvers(), {}, fit_request("framework_host_facto", 1.0, 2.0, 10)), ConfigError);
+}
+
+TEST_CASE("refitting a kernel constant rebuilds the kernel model at every value and recovers the one that made the row") {
+  // The row is what the model predicts with Hopper memory-bound kernels at 0.5 of HBM bandwidth; the built-in
+  // value differs, and the fit must find 0.5 again through the kernel model factory.
+  auto k = kernels::builtin_kernel_efficiency();
+  kernels::set_kernel_param(k, "elementwise_hbm_fraction_hopper", 0.5, "test");
+  const kernels::RooflineKernelCostModel at_half(k);
+  predict::PredictOptions o;
+  o.check_memory = false;
+  o.kernels = &at_half;
+  const double tf = predict::predict_step(test::h100x8(), o).report.tflops_per_gpu;
+  const auto table = config::parse_csv(kHeader + row("E", "tflops_per_gpu", std::to_string(tf)), "t.csv");
+
+  auto req = fit_request("elementwise_hbm_fraction_hopper", 0.1, 1.0, 40);
+  req.kernel_params = kernels::builtin_kernel_efficiency();
+  int built = 0;
+  req.kernel_model_for = [&built](const kernels::KernelEfficiencyParams& p) -> std::unique_ptr<kernels::KernelCostModel> {
+    ++built;
+    return std::make_unique<kernels::RooflineKernelCostModel>(p);
+  };
+  const auto fit = predict::fit_param(table, resolvers(), {}, req);
+  CHECK(fit.best == doctest::Approx(0.5).epsilon(1e-3));
+  CHECK(fit.current == doctest::Approx(kernels::builtin_kernel_efficiency().elementwise_fraction(kernels::Arch::hopper)));
+  CHECK(fit.informing_rows == std::vector<std::string>{"E"});
+  CHECK(built >= 40);
+  req.kernel_model_for = nullptr;
+  CHECK_THROWS_AS(predict::fit_param(table, resolvers(), {}, req), InternalError);
 }
 
 TEST_CASE("Megatron-Bridge recipe defaults: BF16 gradient reduce; FP8 attention where the row or groundtruth.md §6 says so") {
@@ -265,10 +299,10 @@ TEST_CASE("refitting never rewards a value at which rows stop being predictable"
   at2.params.framework_host_factor = 2.0;
   const double tf = predict::predict_step(test::h100x8(), at2).report.tflops_per_gpu;
   const auto table = config::parse_csv(kHeader + row("E", "tflops_per_gpu", std::to_string(tf)), "t.csv");
-  const auto fit = predict::fit_step_param(table, resolvers(), {}, {"framework_host_factor", 1.0, 1e300, 60});
+  const auto fit = predict::fit_param(table, resolvers(), {}, fit_request("framework_host_factor", 1.0, 1e300, 60));
   CHECK(fit.summary_at_best.n == 1);
   CHECK(fit.best < 1e6);
-  CHECK_THROWS_AS(predict::fit_step_param(table, resolvers(), {}, {"framework_host_factor", 1e200, 1e300, 5}),
+  CHECK_THROWS_AS(predict::fit_param(table, resolvers(), {}, fit_request("framework_host_factor", 1e200, 1e300, 5)),
                   ConfigError);
 }
 

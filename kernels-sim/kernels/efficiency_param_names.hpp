@@ -1,0 +1,27 @@
+#pragma once
+// Named scalar constants of KernelEfficiencyParams, for `--param name=value` what-if runs and for refitting a
+// kernel constant to published step measurements (`moesim validate --fit NAME=LO:HI`), next to the step
+// parameters of workload/step_params.hpp. Only constants that are one number across the model have a name:
+//   hbm_fraction                         streaming fraction of datasheet HBM bandwidth (GEMM / attention memory term)
+//   elementwise_hbm_fraction_hopper      what memory-bound kernels reach inside a training step, Hopper
+//   elementwise_hbm_fraction_blackwell   the same on Blackwell and Blackwell Ultra (one value for both: they share
+//                                        the HBM3e 8 TB/s memory system and the software that runs on it)
+//   kernel_fixed_us                      device time every kernel pays
+//   grouped_gemm_overhead_rows           extra rows per non-empty expert in a grouped GEMM
+#include <string>
+#include <vector>
+
+#include "kernels/efficiency_params.hpp"
+
+namespace moesim::kernels {
+
+std::vector<std::string> kernel_param_names();
+bool is_kernel_param(const std::string& name);
+
+// Sets a named constant; `source` says where the value came from (e.g. "--param") and is recorded in the
+// changed row's source and in the set's. ConfigError for an unknown name (did-you-mean) or a value out of range
+// (fractions in (0, 1], the others >= 0).
+void set_kernel_param(KernelEfficiencyParams& params, const std::string& name, double value, const std::string& source);
+double get_kernel_param(const KernelEfficiencyParams& params, const std::string& name);
+
+}  // namespace moesim::kernels

@@ -1,0 +1,76 @@
+// Named kernel constants (--param / --fit): each name changes exactly the constant it names, reads back what was
+// set, refuses out-of-range values and unknown names, and reaches the roofline wherever the selection puts it.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "kernels/efficiency_param_names.hpp"
+#include "kernels/kernel_model_selection.hpp"
+#include "kernels/roofline_model.hpp"
+
+using namespace moesim;
+using namespace moesim::kernels;
+
+namespace {
+DeviceRates h100() { return {"h100-sxm", Arch::hopper, 132, 3.35e12, 989e12, 1979e12, 0}; }
+DeviceRates gb200() { return {"gb200", Arch::blackwell, 152, 8.0e12, 2500e12, 5000e12, 10000e12}; }
+DeviceRates gb300() { return {"gb300", Arch::blackwell_ultra, 160, 8.0e12, 2500e12, 5000e12, 15000e12}; }
+const MemoryBound norm{117.4e6, "rmsnorm"};
+}  // namespace
+
+TEST_CASE("every kernel constant name reads back the value it set") {
+  for (const auto& name : kernel_param_names()) {
+    CAPTURE(name);
+    CHECK(is_kernel_param(name));
+    auto p = builtin_kernel_efficiency();
+    set_kernel_param(p, name, 0.25, "test");
+    CHECK(get_kernel_param(p, name) == doctest::Approx(0.25));
+    CHECK(p.source.find("test " + name + "=0.25") != std::string::npos);
+  }
+  CHECK_FALSE(is_kernel_param("framework_host_factor"));
+}
+
+TEST_CASE("the Blackwell elementwise fraction moves both Blackwell generations' memory-bound kernels and nothing else") {
+  auto p = builtin_kernel_efficiency();
+  set_kernel_param(p, "elementwise_hbm_fraction_blackwell", 0.25, "test");
+  const RooflineKernelCostModel base, changed(p);
+  const double fixed = p.kernel_fixed_s;
+  for (const auto& gpu : {gb200(), gb300()}) {
+    CAPTURE(gpu.name);
+    CHECK(changed.seconds(norm, gpu) - fixed == doctest::Approx(norm.bytes / (gpu.hbm_Bps * 0.25)));
+    CHECK(changed.seconds(norm, gpu) > base.seconds(norm, gpu));
+  }
+  CHECK(changed.seconds(norm, h100()) == base.seconds(norm, h100()));
+  const Gemm gemm{4096, 7168, 2048, DType::bf16};
+  CHECK(changed.seconds(gemm, gb200()) == base.seconds(gemm, gb200()));  // GEMMs keep hbm_fraction
+}
+
+TEST_CASE("kernel constants out of range or unknown are ConfigErrors that say what was expected") {
+  auto p = builtin_kernel_efficiency();
+  CHECK_THROWS_AS(set_kernel_param(p, "hbm_fraction", 1.5, "test"), ConfigError);
+  CHECK_THROWS_AS(set_kernel_param(p, "hbm_fraction", 0, "test"), ConfigError);
+  CHECK_THROWS_AS(set_kernel_param(p, "kernel_fixed_us", -1, "test"), ConfigError);
+  CHECK_NOTHROW(set_kernel_param(p, "kernel_fixed_us", 0, "test"));
+  try {
+    set_kernel_param(p, "elementwise_hbm_fraction_blackwel", 0.5, "test");
+    FAIL("expected ConfigError");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()).find("did you mean \"elementwise_hbm_fraction_blackwell\"") != std::string::npos);
+  }
+}
+
+TEST_CASE("the selection's roofline, alone or per GPU, uses the constants it is given") {
+  auto p = builtin_kernel_efficiency();
+  set_kernel_param(p, "elementwise_hbm_fraction_blackwell", 0.25, "test");
+  const RooflineKernelCostModel expected(p);
+  const auto none = std::filesystem::path(MOESIM_FIXTURES_DIR) / "no-such-dir";
+  const double want = expected.seconds(norm, gb200());
+  CHECK(select_kernel_cost_model("gb200", none, "auto", p).model->seconds(norm, gb200()) == want);
+  CHECK(select_kernel_cost_model("gb200", none, "roofline", p).model->seconds(norm, gb200()) == want);
+  CHECK(select_kernel_cost_model_per_gpu(none, "auto", p).model->seconds(norm, gb200()) == want);
+  CHECK(select_kernel_cost_model_per_gpu(none, "roofline", p).model->seconds(norm, gb200()) == want);
+  // With the SYNTHETIC h200-sxm fit present, other GPUs still get the roofline over these constants.
+  const auto fits = std::filesystem::path(MOESIM_FIXTURES_DIR) / "kernels" / "fits";
+  CHECK(select_kernel_cost_model_per_gpu(fits, "auto", p).model->seconds(norm, gb200()) == want);
+}
