@@ -64,13 +64,13 @@ bool is_kernel_param(const std::string& name) {
 
 void set_kernel_param(KernelEfficiencyParams& p, const std::string& name, double value, const std::string& source) {
   const auto& e = find(name);
-  const bool ok = std::isfinite(value) && (e.range == Range::fraction ? value > 0 && value <= 1 : value >= 0);
-  if (!ok)
-    throw ConfigError({{"<flags>", "--param", "kernel parameter \"" + name + "\" must be " +
-                                                  (e.range == Range::fraction ? "a fraction in (0, 1]" : "a finite number >= 0") +
-                                                  ", got " + std::to_string(value)}});
   char text[64];
   std::snprintf(text, sizeof text, "%.6g", value);
+  const bool ok = std::isfinite(value) && (e.range == Range::fraction ? value > 0 && value <= 1 : value >= 0);
+  if (!ok)
+    throw ConfigError({{"<flags>", source, "kernel parameter \"" + name + "\" must be " +
+                                               (e.range == Range::fraction ? "a fraction in (0, 1]" : "a finite number >= 0") +
+                                               ", got " + text}});
   const std::string note = source + " " + name + "=" + text;
   if (name == "hbm_fraction") p.hbm_fraction = value;
   else if (name == "kernel_fixed_us") p.kernel_fixed_s = value * 1e-6;

@@ -18,9 +18,9 @@ namespace moesim::kernels {
 std::vector<std::string> kernel_param_names();
 bool is_kernel_param(const std::string& name);
 
-// Sets a named constant; `source` says where the value came from (e.g. "--param") and is recorded in the
-// changed row's source and in the set's. ConfigError for an unknown name (did-you-mean) or a value out of range
-// (fractions in (0, 1], the others >= 0).
+// Sets a named constant; `source` says where the value came from (the flag: "--param", "--fit") and is recorded
+// in the changed row's source and in the set's, and names the flag of a ConfigError for a value out of range
+// (fractions in (0, 1], the others >= 0). An unknown name is a ConfigError with a did-you-mean.
 void set_kernel_param(KernelEfficiencyParams& params, const std::string& name, double value, const std::string& source);
 double get_kernel_param(const KernelEfficiencyParams& params, const std::string& name);
 

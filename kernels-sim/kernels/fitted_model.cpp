@@ -169,7 +169,10 @@ std::string FittedKernelCostModel::name() const {
     if (std::find(kernels.begin(), kernels.end(), f.kernel) == kernels.end()) kernels.push_back(f.kernel);
   std::string list;
   for (const auto& k : kernels) list += (list.empty() ? "" : ", ") + k;
-  return "fit " + label_ + " (" + (list.empty() ? std::string("no fitted families") : list) + ") + roofline fallback";
+  // A fallback over changed constants (--param) says so; the built-in one keeps the short name.
+  const auto& source = fallback_.params().source;
+  const std::string fallback = source == builtin_kernel_efficiency().source ? "roofline fallback" : "roofline fallback (" + source + ")";
+  return "fit " + label_ + " (" + (list.empty() ? std::string("no fitted families") : list) + ") + " + fallback;
 }
 
 double FittedKernelCostModel::seconds(const Kernel& kernel, const DeviceRates& device) const {

@@ -2,8 +2,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
-
 #include "config/data_dir.hpp"
 #include "core/did_you_mean.hpp"
 #include "core/error.hpp"
@@ -11,6 +9,7 @@
 #include "layout/default_case.hpp"
 #include "layout/layout_loader.hpp"
 #include "model/model_catalog.hpp"
+#include "predict/param_fit.hpp"
 #include "topology/system_catalog.hpp"
 
 namespace moesim::cli {
@@ -63,11 +62,7 @@ ModelParams model_params(const std::vector<std::string>& param_flags) {
       kernels::set_kernel_param(p.kernels, name, value, "--param");
       continue;
     }
-    auto names = workload::step_param_names();
-    for (auto& n : kernels::kernel_param_names()) names.push_back(std::move(n));
-    if (std::find(names.begin(), names.end(), name) == names.end())
-      throw ConfigError({{"<flags>", "--param", "unknown parameter \"" + name + "\"" + did_you_mean(name, names) +
-                                                    "; known: " + join_names(names)}});
+    predict::require_general_param(name, "--param");
     workload::set_step_param(p.step, name, value);
   }
   return p;

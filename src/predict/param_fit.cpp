@@ -1,15 +1,30 @@
 #include "predict/param_fit.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <map>
 
+#include "core/did_you_mean.hpp"
 #include "core/error.hpp"
 #include "kernels/efficiency_param_names.hpp"
 #include "workload/step_params.hpp"
 
 namespace moesim::predict {
+
+std::vector<std::string> general_param_names() {
+  auto names = workload::step_param_names();
+  for (auto& n : kernels::kernel_param_names()) names.push_back(std::move(n));
+  return names;
+}
+
+void require_general_param(const std::string& name, const std::string& flag) {
+  const auto names = general_param_names();
+  if (std::find(names.begin(), names.end(), name) != names.end()) return;
+  throw ConfigError({{"<flags>", flag, "unknown parameter \"" + name + "\"" + did_you_mean(name, names) +
+                                          "; known: " + join_names(names)}});
+}
 
 double mean_abs_log_ratio(const ValidationResult& r) {
   double sum = 0;
@@ -27,10 +42,16 @@ ParamFit fit_param(const config::CsvTable& table, const Resolvers& resolve, cons
   if (!(std::isfinite(req.lo) && std::isfinite(req.hi) && req.lo > 0 && req.lo < req.hi))
     throw ConfigError({{"<flags>", "--fit", "bounds of \"" + req.name + "\" must satisfy 0 < lo < hi, got " +
                                                 std::to_string(req.lo) + ":" + std::to_string(req.hi)}});
+  require_general_param(req.name, "--fit");
   ParamFit fit;
   fit.name = req.name;
   const bool kernel = kernels::is_kernel_param(req.name);
   if (kernel && !req.kernel_model_for) throw InternalError("fit_param: kernel constant without a model factory");
+  if (kernel) {  // both bounds in the constant's range, before a minute of evaluations
+    auto probe = req.kernel_params;
+    kernels::set_kernel_param(probe, req.name, req.lo, "--fit");
+    kernels::set_kernel_param(probe, req.name, req.hi, "--fit");
+  }
   // get_*_param also rejects an unknown name.
   fit.current = kernel ? kernels::get_kernel_param(req.kernel_params, req.name) : workload::get_step_param(base.params, req.name);
   auto at = [&](double value) {

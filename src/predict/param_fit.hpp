@@ -26,7 +26,7 @@ struct ParamFitRequest {
   double lo = 0, hi = 0;  // search bounds, 0 < lo < hi
   int evaluations = 12;   // golden-section evaluations between the bounds (the bounds themselves come on top)
   // For a kernel constant: the constants `base.kernels` was built from, and how to build a model over changed ones.
-  kernels::KernelEfficiencyParams kernel_params;
+  kernels::KernelEfficiencyParams kernel_params = kernels::builtin_kernel_efficiency();
   KernelModelFactory kernel_model_for;
 };
 
@@ -41,11 +41,16 @@ struct ParamFit {
   int rows = 0;                     // rows in the objective
 };
 
+// Every name --param and --fit accept: the step parameters, then the named kernel constants.
+std::vector<std::string> general_param_names();
+// ConfigError naming `flag` ("--param", "--fit") for a name in neither set, with a did-you-mean over both.
+void require_general_param(const std::string& name, const std::string& flag);
+
 // Mean |ln(predicted / measured)| over the predicted rows of `r` (0 when none).
 double mean_abs_log_ratio(const ValidationResult& r);
 
-// Throws ConfigError for an unknown parameter name or bad bounds (InternalError for a kernel constant without
-// `kernel_model_for`).
+// Throws ConfigError for an unknown parameter name or bad bounds -- both checked before any evaluation, including
+// a kernel constant's range (InternalError for a kernel constant without `kernel_model_for`).
 ParamFit fit_param(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base,
                         const ParamFitRequest& request);
 

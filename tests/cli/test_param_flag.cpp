@@ -65,6 +65,20 @@ TEST_CASE("--param sets a kernel constant: the step slows with slower memory-bou
   CHECK(text.out.find("--param elementwise_hbm_fraction_hopper=0.05") != std::string::npos);
 }
 
+TEST_CASE("validate --fit and memory --param check names and ranges before any work") {
+  auto r = run_cli({"validate", "--fit", "elementwise_hbm_fraction_blackwel=0.2:1"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--fit: unknown parameter \"elementwise_hbm_fraction_blackwel\" (did you mean "
+                   "\"elementwise_hbm_fraction_blackwell\"?)") != std::string::npos);
+  r = run_cli({"validate", "--fit", "elementwise_hbm_fraction_blackwell=0.2:1.5"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--fit: kernel parameter \"elementwise_hbm_fraction_blackwell\" must be a fraction in (0, 1], got 1.5\n") !=
+        std::string::npos);
+  r = run_cli({"memory", "--param", "bogus=1"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("unknown parameter \"bogus\"") != std::string::npos);
+}
+
 TEST_CASE("--param rejects unknown names (exit 2, did-you-mean) and malformed values (exit 1)") {
   auto r = run_cli(small_case({"--param", "kernel_lanch_us=5"}));
   CHECK(r.code == 2);

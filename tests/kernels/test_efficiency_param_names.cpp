@@ -73,4 +73,17 @@ TEST_CASE("the selection's roofline, alone or per GPU, uses the constants it is 
   // With the SYNTHETIC h200-sxm fit present, other GPUs still get the roofline over these constants.
   const auto fits = std::filesystem::path(MOESIM_FIXTURES_DIR) / "kernels" / "fits";
   CHECK(select_kernel_cost_model_per_gpu(fits, "auto", p).model->seconds(norm, gb200()) == want);
+  // And the fit's own fallback: a memory-bound kernel the fit has no family for, on the fit's GPU, is priced by
+  // the roofline over these constants, and the model's name says which constants.
+  auto hopper = builtin_kernel_efficiency();
+  set_kernel_param(hopper, "elementwise_hbm_fraction_hopper", 0.05, "test");
+  const MemoryBound adam{1e9, "optimizer_step"};
+  const DeviceRates h200{"h200-sxm", Arch::hopper, 132, 4.8e12, 989e12, 1979e12, 0};
+  const auto fitted = select_kernel_cost_model("h200-sxm", fits, "auto", hopper);
+  const auto fitted_builtin = select_kernel_cost_model("h200-sxm", fits, "auto");
+  CHECK(fitted.why.rfind("fit: ", 0) == 0);
+  CHECK(fitted.model->seconds(adam, h200) == RooflineKernelCostModel(hopper).seconds(adam, h200));
+  CHECK(fitted.model->seconds(adam, h200) > 10 * fitted_builtin.model->seconds(adam, h200) / 2);
+  CHECK(fitted.model->name().find("test elementwise_hbm_fraction_hopper=0.05") != std::string::npos);
+  CHECK(fitted_builtin.model->name().find("elementwise") == std::string::npos);
 }
