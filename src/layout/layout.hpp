@@ -104,6 +104,10 @@ struct Layout {
   std::uint32_t cuda_graph_scopes = kDefaultGraphScopes;  // GraphScope bits captured when cuda_graph is partial
   GroupedGemm grouped_gemm = GroupedGemm::auto_;
   bool a2a_overlap = false;  // Megatron --overlap-moe-expert-parallel-comm (1F1B EP all-to-all overlap)
+  // Megatron --tp-comm-overlap (Transformer Engine userbuffers): the sequence-parallel all-gathers and
+  // reduce-scatters are cut into tp chunks pipelined with the GEMMs that consume or produce them. Needs
+  // sequence parallelism (Megatron asserts it).
+  bool tp_comm_overlap = false;
   int mtp = 0;               // MTP layers used (Megatron --mtp-num-layers)
 
   // Megatron --pipeline-model-parallel-layout (moe-modeling.md §5.1); empty = Megatron's even split.

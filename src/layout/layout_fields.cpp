@@ -27,6 +27,8 @@ const std::vector<LayoutField>& layout_fields() {
        "Routed-expert GEMMs: auto (fused with full CUDA graphs, else per-expert) | per-expert | fused"},
       {"a2a_overlap", "overlap_moe_expert_parallel_comm", K::boolean, K::boolean,
        "Overlap the EP all-to-all with another micro-batch's compute (1F1B A2A overlap)"},
+      {"tp_comm_overlap", "", K::boolean, K::boolean,
+       "Overlap the sequence-parallel TP collectives with their GEMMs (TE userbuffers; needs sequence parallelism)"},
       {"mtp", "mtp_num_layers", K::non_negative_int, K::non_negative_int, "MTP layers used (0 or 1)"},
       {"pp_layout", "pipeline_model_parallel_layout", K::pp_layout, K::pp_layout,
        "Megatron pipeline layout string, e.g. \"Et*4|(t*4|)*14tmL\""},

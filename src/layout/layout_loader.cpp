@@ -174,6 +174,7 @@ Layout read_layout_fields(ObjectReader& r) {
   if (auto rc = read_recompute(fr)) l.recompute = *rc;
 
   l.a2a_overlap = fr.boolean("a2a_overlap").value_or(false);
+  l.tp_comm_overlap = fr.boolean("tp_comm_overlap").value_or(false);
   l.sequence_parallel = fr.boolean("sequence_parallel");
   l.account_for_embedding_in_pipeline_split = fr.boolean("account_for_embedding_in_pipeline_split").value_or(false);
   l.account_for_loss_in_pipeline_split = fr.boolean("account_for_loss_in_pipeline_split").value_or(false);
@@ -256,6 +257,7 @@ config::Json to_json(const Layout& l) {
   j["cuda_graph"] = cuda_graph_text(l.cuda_graph, l.cuda_graph_scopes);
   j["grouped_gemm"] = std::string(to_string(l.grouped_gemm));
   j["a2a_overlap"] = l.a2a_overlap;
+  j["tp_comm_overlap"] = l.tp_comm_overlap;
   j["mtp"] = l.mtp;
   if (!l.pp_layout.empty()) j["pp_layout"] = l.pp_layout;
   if (l.sequence_parallel) j["sequence_parallel"] = *l.sequence_parallel;

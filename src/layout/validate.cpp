@@ -71,6 +71,11 @@ std::vector<std::string> problems(const Layout& l, const ModelFacts& f) {
     out.push_back("seq=" + s(l.seq) + " is not divisible by tp*cp=" + s(l.tp * l.cp) +
                   " (sequence parallelism shards each context-parallel chunk over tp)");
 
+  // Megatron arguments.py: "Tensor parallel communication/GEMM overlap can happen only when sequence parallelism
+  // is enabled" (and sequence parallelism is switched off at tp = 1).
+  if (l.tp_comm_overlap && !l.uses_sequence_parallel())
+    out.push_back("tp_comm_overlap needs sequence parallelism (tp > 1 with sequence_parallel on)");
+
   // 1F1B all-to-all overlap prerequisites (Megatron arguments.py asserts for overlap_moe_expert_parallel_comm).
   if (l.a2a_overlap) {
     if (l.ep == 1) out.push_back("a2a_overlap needs expert parallelism (ep > 1)");

@@ -61,6 +61,8 @@ std::optional<std::string> read_layout(const std::map<std::string, std::string>&
   l.etp = int_col(row, "etp").value_or(1);
   l.mtp = int_col(row, "mtp").value_or(0);
   l.a2a_overlap = int_col(row, "a2a_overlap").value_or(0) != 0;
+  // Optional column (not in groundtruth.csv's schema): Megatron --tp-comm-overlap, 0 or 1; absent or blank = off.
+  l.tp_comm_overlap = int_col(row, "tp_comm_overlap").value_or(0) != 0;
   // Token dropping: not groundtruth.csv columns; recipe settings (recipe_settings.hpp) may add them.
   if (const std::string cf = col(row, "expert_capacity_factor"); !cf.empty()) {
     const auto v = parse_finite_number(cf);

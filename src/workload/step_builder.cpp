@@ -243,17 +243,45 @@ class Builder {
       cp_pending_ = comm(r.rank, s, {r.chain->last}, r.layer, r.mb, Phase::fwd);
       return;
     }
-    if (!before_attention && c.tp_fwd_bytes > 0) {
-      const auto g = placement_of(layout::Dim::tp);
-      r.chain->last = comm(r.rank, gather_scatter(Stream::tp_comm, "tp", "tp_sp_collectives", g, c.tp_fwd_bytes, comm::Collective::reduce_scatter), {r.chain->last}, r.layer, r.mb, Phase::fwd);
+    if (!before_attention && c.tp_fwd_bytes > 0 && !l_.tp_comm_overlap)
+      tp_collectives(r, "tp_sp_collectives", tp_fwd_block_bytes(r), Phase::fwd);
+  }
+  // A dense layer's forward collectives come in two halves, the attention's and the MLP's (as its backward's
+  // do); a MoE layer's are the attention's alone. Serial, each half follows its block; overlapped
+  // (tp_comm_overlap), each half starts with its block and is joined at its end.
+  double tp_fwd_block_bytes(const LayerRun& r) const { return r.moe ? r.cost->tp_fwd_bytes : r.cost->tp_fwd_bytes / 2; }
+  OpId tp_fwd_overlapped(const LayerRun& r) {
+    if (!l_.tp_comm_overlap || r.cost->tp_fwd_bytes <= 0) return -1;
+    return tp_collectives(r, "tp_sp_collectives", tp_fwd_block_bytes(r), Phase::fwd);
+  }
+  // One block's sequence-parallel all-gathers and reduce-scatters, after the chain. Without tp_comm_overlap they
+  // are serial. With it (TE userbuffers) each collective is cut into tp chunks pipelined with its GEMMs: the
+  // first chunk has nothing to hide behind and stays serial; the other (tp-1)/tp run on the TP stream beside the
+  // block's compute, holding their SMs, and the caller joins the returned op at the block's end (-1: none).
+  OpId tp_collectives(const LayerRun& r, const char* name, double bytes, Phase phase) {
+    const auto g = placement_of(layout::Dim::tp);
+    const auto rs = comm::Collective::reduce_scatter;
+    if (!l_.tp_comm_overlap) {
+      r.chain->last = comm(r.rank, gather_scatter(Stream::tp_comm, "tp", name, g, bytes, rs), {r.chain->last}, r.layer, r.mb, phase);
+      return -1;
     }
+    const double first = bytes / l_.tp;
+    r.chain->last = comm(r.rank, gather_scatter(Stream::tp_comm, "tp", name, g, first, rs), {r.chain->last}, r.layer, r.mb, phase);
+    return comm(r.rank, gather_scatter(Stream::tp_comm, "tp", "tp_sp_collectives_overlapped", g, bytes - first, rs),
+                {r.chain->last}, r.layer, r.mb, phase);
+  }
+  // Joins an overlapped TP collective (tp_collectives) into the chain at the end of the block it hides behind.
+  void join_tp(const LayerRun& r, OpId& pending) {
+    if (pending >= 0) r.chain->last = join(r, pending), pending = -1;
   }
 
   void fwd_pre_dispatch(const LayerRun& r) {
     const auto& c = *r.cost;
     tp_cp_fwd(r, true);
+    OpId tp = tp_fwd_overlapped(r);
     compute(r.rank, c.attention.fwd, "attention_fwd", *r.chain, r.layer, r.mb, Phase::fwd, kAttn);
     if (cp_pending_ >= 0) r.chain->last = join(r, cp_pending_), cp_pending_ = -1;
+    join_tp(r, tp);
     tp_cp_fwd(r, false);
     compute(r.rank, c.pre_dispatch.fwd, r.moe ? "router_permute_fwd" : "mlp_norm_fwd", *r.chain, r.layer, r.mb, Phase::fwd, pre_mlp_scope(r));
   }
@@ -266,7 +294,9 @@ class Builder {
   void fwd_mlp(const LayerRun& r, OpId dispatch) {
     const auto& c = *r.cost;
     if (!r.moe) {
+      OpId tp = tp_fwd_overlapped(r);
       compute(r.rank, c.experts.fwd, "mlp_fwd", *r.chain, r.layer, r.mb, Phase::fwd, kMlp);
+      join_tp(r, tp);
       return;
     }
     Chain shared{r.chain->last};
@@ -328,10 +358,8 @@ class Builder {
   // MoE backward of the combine: unpermute grad, then the combine-gradient all-to-all (dispatch-shaped, BF16).
   OpId bwd_combine(const LayerRun& r) {
     if (!r.moe) {
-      if (r.cost->tp_bwd_bytes > 0) {
-        const auto g = placement_of(layout::Dim::tp);
-        r.chain->last = comm(r.rank, gather_scatter(Stream::tp_comm, "tp", "tp_sp_collectives_bwd", g, r.cost->tp_bwd_bytes / 2, comm::Collective::reduce_scatter), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
-      }
+      if (r.cost->tp_bwd_bytes > 0)
+        tp_bwd_pending_ = tp_collectives(r, "tp_sp_collectives_bwd", r.cost->tp_bwd_bytes / 2, Phase::bwd_dgrad);
       return -1;
     }
     compute(r.rank, r.cost->post_combine.dgrad, "unpermute_bwd", *r.chain, r.layer, r.mb, Phase::bwd_dgrad);
@@ -341,6 +369,7 @@ class Builder {
     const auto& c = *r.cost;
     compute(r.rank, c.experts.dgrad, r.moe ? "experts_dgrad" : "mlp_dgrad", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, r.moe ? 0 : kMlp);
     if (!r.moe) compute(r.rank, c.experts.wgrad, "mlp_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, kMlp);
+    join_tp(r, tp_bwd_pending_);
   }
   OpId bwd_dispatch(const LayerRun& r) {
     if (!r.moe) return -1;
@@ -362,17 +391,15 @@ class Builder {
     bwd_pending_.clear();
     compute(r.rank, c.pre_dispatch.dgrad, r.moe ? "router_permute_bwd" : "mlp_norm_bwd", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, pre_mlp_scope(r), extra);
     compute(r.rank, c.pre_dispatch.wgrad, "router_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, pre_mlp_scope(r));
-    if (c.tp_bwd_bytes > 0) {
-      const auto g = placement_of(layout::Dim::tp);
-      const double bytes = r.moe ? c.tp_bwd_bytes : c.tp_bwd_bytes / 2;
-      r.chain->last = comm(r.rank, gather_scatter(Stream::tp_comm, "tp", "tp_sp_collectives_bwd", g, bytes, comm::Collective::reduce_scatter), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
-    }
+    if (c.tp_bwd_bytes > 0)
+      tp_bwd_pending_ = tp_collectives(r, "tp_sp_collectives_bwd", r.moe ? c.tp_bwd_bytes : c.tp_bwd_bytes / 2, Phase::bwd_dgrad);
     compute(r.rank, c.attention.dgrad, "attention_dgrad", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, kAttn);
     if (c.cp_bwd_bytes > 0) {
       const auto g = placement_of(layout::Dim::cp);
       r.chain->last = comm(r.rank, gather_scatter(Stream::tp_comm, "cp", "cp_kv_exchange_bwd", g, c.cp_bwd_bytes, comm::Collective::reduce_scatter), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
     }
     compute(r.rank, c.attention.wgrad, "attention_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, kAttn);
+    join_tp(r, tp_bwd_pending_);
   }
 
   void layer_fwd(const LayerRun& r) {
@@ -606,6 +633,7 @@ class Builder {
   memory::MemoryEstimate memory_;
   OpGraph* g_ = nullptr;
   OpId cp_pending_ = -1;
+  OpId tp_bwd_pending_ = -1;  // an overlapped backward TP collective awaiting its join (tp_collectives)
   std::vector<OpId> bwd_pending_;
   std::map<std::tuple<bool, int, int>, OpId> pending_inputs_;
   std::map<std::pair<int, int>, OpId> param_gather_;

@@ -271,3 +271,37 @@ TEST_CASE("token dropping: padding to capacity removes the dropless token-count 
   CHECK(padded.count(0, "dropless_token_count_sync") == 0);
   CHECK(padded.count(0, "ep_dispatch") == dropless.count(0, "ep_dispatch"));
 }
+
+TEST_CASE("TP collectives: a dense layer's forward moves less than its backward; tp_comm_overlap splits every one") {
+  auto tp2 = [](layout::Layout& l) { l.tp = 2, l.ep = 2; };
+  const Built serial("h100x8.json", "dgx-h100", tp2);
+  // Layer 0 is dense: its forward collectives come in two halves (attention, MLP) like its backward's, and the
+  // backward moves 1.5x the forward's bytes, so each forward op carries fewer bytes than each backward op (a
+  // forward half emitted with the whole layer's bytes, as before, carried 4/3 of a backward op's).
+  double fwd = 0, bwd = 0;
+  for (const auto& op : serial.w.graph.ops()) {
+    if (op.rank != 0 || op.layer != 0 || op.microbatch != 0) continue;
+    const std::string name = serial.w.graph.names()[op.name];
+    const auto bytes = [&] { return serial.w.graph.collectives().at(static_cast<std::size_t>(op.collective)).flows.at(0).bytes; };
+    if (name == "tp_sp_collectives") {
+      CHECK((fwd == 0 || fwd == bytes()));
+      fwd = bytes();
+    }
+    if (name == "tp_sp_collectives_bwd") {
+      CHECK((bwd == 0 || bwd == bytes()));
+      bwd = bytes();
+    }
+  }
+  REQUIRE(fwd > 0);
+  CHECK(fwd < bwd);
+  const int mbs = serial.layout.num_microbatches();
+  CHECK(mbs == 16);
+  CHECK(serial.count(0, "tp_sp_collectives") == 2 * mbs + 3 * mbs);  // dense layer 0: 2 per micro-batch; MoE layers 1-3: 1
+  CHECK(serial.count(0, "tp_sp_collectives_overlapped") == 0);
+
+  // Overlapped: every collective keeps its serial first chunk and gains one overlapped op for the rest.
+  const Built overlapped("h100x8.json", "dgx-h100", [](layout::Layout& l) { l.tp = 2, l.ep = 2, l.tp_comm_overlap = true; });
+  CHECK(overlapped.count(0, "tp_sp_collectives") == serial.count(0, "tp_sp_collectives"));
+  CHECK(overlapped.count(0, "tp_sp_collectives_overlapped") ==
+        serial.count(0, "tp_sp_collectives") + serial.count(0, "tp_sp_collectives_bwd"));
+}
