@@ -256,18 +256,25 @@ class Builder {
   }
   // One block's sequence-parallel all-gathers and reduce-scatters, after the chain. Without tp_comm_overlap they
   // are serial. With it (TE userbuffers) each collective is cut into tp chunks pipelined with its GEMMs: the
-  // first chunk has nothing to hide behind and stays serial; the other (tp-1)/tp run on the TP stream beside the
-  // block's compute, holding their SMs, and the caller joins the returned op at the block's end (-1: none).
+  // first chunk has nothing to hide behind and stays serial (tp_serial); the other (tp-1)/tp run on the TP
+  // stream beside the block's compute, holding their SMs (tp_overlapped), and the caller joins the returned op
+  // at the block's end (-1: none).
   OpId tp_collectives(const LayerRun& r, const char* name, double bytes, Phase phase) {
-    const auto g = placement_of(layout::Dim::tp);
-    const auto rs = comm::Collective::reduce_scatter;
-    if (!l_.tp_comm_overlap) {
-      r.chain->last = comm(r.rank, gather_scatter(Stream::tp_comm, "tp", name, g, bytes, rs), {r.chain->last}, r.layer, r.mb, phase);
-      return -1;
-    }
-    const double first = bytes / l_.tp;
-    r.chain->last = comm(r.rank, gather_scatter(Stream::tp_comm, "tp", name, g, first, rs), {r.chain->last}, r.layer, r.mb, phase);
-    return comm(r.rank, gather_scatter(Stream::tp_comm, "tp", "tp_sp_collectives_overlapped", g, bytes - first, rs),
+    return tp_overlapped(r, tp_serial(r, name, bytes, phase), phase);
+  }
+  // The serial part, after the chain; returns the bytes left for tp_overlapped (0 without overlap).
+  double tp_serial(const LayerRun& r, const char* name, double bytes, Phase phase) {
+    const double serial = l_.tp_comm_overlap ? bytes / l_.tp : bytes;
+    r.chain->last = comm(r.rank, gather_scatter(Stream::tp_comm, "tp", name, placement_of(layout::Dim::tp), serial,
+                                                comm::Collective::reduce_scatter),
+                         {r.chain->last}, r.layer, r.mb, phase);
+    return bytes - serial;
+  }
+  OpId tp_overlapped(const LayerRun& r, double bytes, Phase phase) {
+    if (bytes <= 0) return -1;
+    const char* name = phase == Phase::fwd ? "tp_sp_collectives_overlapped" : "tp_sp_collectives_bwd_overlapped";
+    return comm(r.rank, gather_scatter(Stream::tp_comm, "tp", name, placement_of(layout::Dim::tp), bytes,
+                                       comm::Collective::reduce_scatter),
                 {r.chain->last}, r.layer, r.mb, phase);
   }
   // Joins an overlapped TP collective (tp_collectives) into the chain at the end of the block it hides behind.
@@ -277,8 +284,12 @@ class Builder {
 
   void fwd_pre_dispatch(const LayerRun& r) {
     const auto& c = *r.cost;
+    // Overlapped TP: the serial first chunk before the CP exchange (they share the TP stream, and the attention
+    // waits for the chunk, not for the exchange), the rest after it.
+    const double tp_rest = l_.tp_comm_overlap && c.tp_fwd_bytes > 0
+                               ? tp_serial(r, "tp_sp_collectives", tp_fwd_block_bytes(r), Phase::fwd) : 0;
     tp_cp_fwd(r, true);
-    OpId tp = tp_fwd_overlapped(r);
+    OpId tp = tp_overlapped(r, tp_rest, Phase::fwd);
     compute(r.rank, c.attention.fwd, "attention_fwd", *r.chain, r.layer, r.mb, Phase::fwd, kAttn);
     if (cp_pending_ >= 0) r.chain->last = join(r, cp_pending_), cp_pending_ = -1;
     join_tp(r, tp);
@@ -357,16 +368,16 @@ class Builder {
   }
   // MoE backward of the combine: unpermute grad, then the combine-gradient all-to-all (dispatch-shaped, BF16).
   OpId bwd_combine(const LayerRun& r) {
-    if (!r.moe) {
-      if (r.cost->tp_bwd_bytes > 0)
-        tp_bwd_pending_ = tp_collectives(r, "tp_sp_collectives_bwd", r.cost->tp_bwd_bytes / 2, Phase::bwd_dgrad);
-      return -1;
-    }
+    if (!r.moe) return -1;  // a dense layer's MLP-backward TP collectives start with bwd_mlp
     compute(r.rank, r.cost->post_combine.dgrad, "unpermute_bwd", *r.chain, r.layer, r.mb, Phase::bwd_dgrad);
     return r.chain->last = comm(r.rank, ep_comm("ep_combine_bwd", ep_.combine_bwd), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
   }
   void bwd_mlp(const LayerRun& r) {
     const auto& c = *r.cost;
+    // Issued here, not in bwd_combine: in the combined 1F1B order (layer_pair) a forward layer's blocks come
+    // between the two, and its TP chunk would queue behind this layer's collectives on the TP stream.
+    if (!r.moe && c.tp_bwd_bytes > 0)
+      tp_bwd_pending_ = tp_collectives(r, "tp_sp_collectives_bwd", c.tp_bwd_bytes / 2, Phase::bwd_dgrad);
     compute(r.rank, c.experts.dgrad, r.moe ? "experts_dgrad" : "mlp_dgrad", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, r.moe ? 0 : kMlp);
     if (!r.moe) compute(r.rank, c.experts.wgrad, "mlp_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, kMlp);
     join_tp(r, tp_bwd_pending_);

@@ -248,6 +248,15 @@ TEST_CASE("tp_comm_overlap hides most TP time behind the GEMMs and needs sequenc
   const double t_serial = predict::predict_step(big, o).report.step_time_s;
   big.layout.tp_comm_overlap = true;
   CHECK(predict::predict_step(big, o).report.step_time_s < 0.9 * t_serial);
+  // With context parallelism the ring exchange shares the TP stream: the attention still overlaps it (the
+  // serial TP chunk goes first), so overlapping TP does not expose more CP time.
+  big.layout.cp = 2, big.layout.pp = 4, big.layout.tp_comm_overlap = false;
+  const auto cp_serial = predict::predict_step(big, o).report;
+  big.layout.tp_comm_overlap = true;
+  const auto cp_overlapped = predict::predict_step(big, o).report;
+  REQUIRE(cp_serial.breakdown.at("exposed_cp") > 0);
+  CHECK(cp_overlapped.breakdown.at("exposed_cp") <= cp_serial.breakdown.at("exposed_cp") * 1.01);
+  CHECK(cp_overlapped.step_time_s < cp_serial.step_time_s);
 
   auto tp1 = test::h100x8();
   tp1.layout.tp_comm_overlap = true;

@@ -302,6 +302,28 @@ TEST_CASE("TP collectives: a dense layer's forward moves less than its backward;
   // Overlapped: every collective keeps its serial first chunk and gains one overlapped op for the rest.
   const Built overlapped("h100x8.json", "dgx-h100", [](layout::Layout& l) { l.tp = 2, l.ep = 2, l.tp_comm_overlap = true; });
   CHECK(overlapped.count(0, "tp_sp_collectives") == serial.count(0, "tp_sp_collectives"));
-  CHECK(overlapped.count(0, "tp_sp_collectives_overlapped") ==
-        serial.count(0, "tp_sp_collectives") + serial.count(0, "tp_sp_collectives_bwd"));
+  CHECK(overlapped.count(0, "tp_sp_collectives_overlapped") == serial.count(0, "tp_sp_collectives"));
+  CHECK(overlapped.count(0, "tp_sp_collectives_bwd_overlapped") == serial.count(0, "tp_sp_collectives_bwd"));
+  // Each overlapped op is joined exactly once, by a wait marker of its own layer and micro-batch (a lost join
+  // would hide its time for good; a foreign one would stall another layer).
+  const auto& ops = overlapped.w.graph.ops();
+  const auto& names = overlapped.w.graph.names();
+  std::map<workload::OpId, int> joins;
+  for (const auto& op : ops) {
+    if (names[op.name] != "wait") continue;
+    for (auto d : op.deps) {
+      const auto& dep = ops.at(static_cast<std::size_t>(d));
+      if (names[dep.name].find("_overlapped") == std::string::npos) continue;
+      CHECK(dep.layer == op.layer);
+      CHECK(dep.microbatch == op.microbatch);
+      ++joins[d];
+    }
+  }
+  int overlapped_ops = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    if (names[ops[i].name].find("_overlapped") != std::string::npos) {
+      ++overlapped_ops;
+      CHECK(joins[static_cast<workload::OpId>(i)] == 1);
+    }
+  CHECK(overlapped_ops > 0);
 }
