@@ -52,7 +52,6 @@ ParamFit fit_param(const config::CsvTable& table, const Resolvers& resolve, cons
     kernels::set_kernel_param(probe, req.name, req.lo, "--fit");
     kernels::set_kernel_param(probe, req.name, req.hi, "--fit");
   }
-  // get_*_param also rejects an unknown name.
   fit.current = kernel ? kernels::get_kernel_param(req.kernel_params, req.name) : workload::get_step_param(base.params, req.name);
   auto at = [&](double value) {
     PredictOptions o = base;

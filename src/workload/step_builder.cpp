@@ -278,8 +278,8 @@ class Builder {
                 {r.chain->last}, r.layer, r.mb, phase);
   }
   // Joins an overlapped TP collective (tp_collectives) into the chain at the end of the block it hides behind.
-  void join_tp(const LayerRun& r, OpId& pending) {
-    if (pending >= 0) r.chain->last = join(r, pending), pending = -1;
+  void join_tp(const LayerRun& r, OpId pending) {
+    if (pending >= 0) r.chain->last = join(r, pending);
   }
 
   void fwd_pre_dispatch(const LayerRun& r) {
@@ -376,11 +376,11 @@ class Builder {
     const auto& c = *r.cost;
     // Issued here, not in bwd_combine: in the combined 1F1B order (layer_pair) a forward layer's blocks come
     // between the two, and its TP chunk would queue behind this layer's collectives on the TP stream.
-    if (!r.moe && c.tp_bwd_bytes > 0)
-      tp_bwd_pending_ = tp_collectives(r, "tp_sp_collectives_bwd", c.tp_bwd_bytes / 2, Phase::bwd_dgrad);
+    const OpId tp = !r.moe && c.tp_bwd_bytes > 0
+                        ? tp_collectives(r, "tp_sp_collectives_bwd", c.tp_bwd_bytes / 2, Phase::bwd_dgrad) : -1;
     compute(r.rank, c.experts.dgrad, r.moe ? "experts_dgrad" : "mlp_dgrad", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, r.moe ? 0 : kMlp);
     if (!r.moe) compute(r.rank, c.experts.wgrad, "mlp_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, kMlp);
-    join_tp(r, tp_bwd_pending_);
+    join_tp(r, tp);
   }
   OpId bwd_dispatch(const LayerRun& r) {
     if (!r.moe) return -1;
@@ -402,15 +402,16 @@ class Builder {
     bwd_pending_.clear();
     compute(r.rank, c.pre_dispatch.dgrad, r.moe ? "router_permute_bwd" : "mlp_norm_bwd", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, pre_mlp_scope(r), extra);
     compute(r.rank, c.pre_dispatch.wgrad, "router_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, pre_mlp_scope(r));
-    if (c.tp_bwd_bytes > 0)
-      tp_bwd_pending_ = tp_collectives(r, "tp_sp_collectives_bwd", r.moe ? c.tp_bwd_bytes : c.tp_bwd_bytes / 2, Phase::bwd_dgrad);
+    const OpId tp = c.tp_bwd_bytes > 0
+                        ? tp_collectives(r, "tp_sp_collectives_bwd", r.moe ? c.tp_bwd_bytes : c.tp_bwd_bytes / 2, Phase::bwd_dgrad)
+                        : -1;
     compute(r.rank, c.attention.dgrad, "attention_dgrad", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, kAttn);
     if (c.cp_bwd_bytes > 0) {
       const auto g = placement_of(layout::Dim::cp);
       r.chain->last = comm(r.rank, gather_scatter(Stream::tp_comm, "cp", "cp_kv_exchange_bwd", g, c.cp_bwd_bytes, comm::Collective::reduce_scatter), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
     }
     compute(r.rank, c.attention.wgrad, "attention_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, kAttn);
-    join_tp(r, tp_bwd_pending_);
+    join_tp(r, tp);
   }
 
   void layer_fwd(const LayerRun& r) {
@@ -644,7 +645,6 @@ class Builder {
   memory::MemoryEstimate memory_;
   OpGraph* g_ = nullptr;
   OpId cp_pending_ = -1;
-  OpId tp_bwd_pending_ = -1;  // an overlapped backward TP collective awaiting its join (tp_collectives)
   std::vector<OpId> bwd_pending_;
   std::map<std::tuple<bool, int, int>, OpId> pending_inputs_;
   std::map<std::pair<int, int>, OpId> param_gather_;

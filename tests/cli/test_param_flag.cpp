@@ -65,45 +65,39 @@ TEST_CASE("--param sets a kernel constant: the step slows with slower memory-bou
   CHECK(text.out.find("--param elementwise_hbm_fraction_hopper=0.05") != std::string::npos);
 }
 
+namespace {
+// Runs `args` and checks the exit code and that stderr holds `message`.
+void expect_error(const std::vector<std::string>& args, int code, const std::string& message) {
+  const auto r = run_cli(args);
+  CAPTURE(message);
+  CHECK(r.code == code);
+  CHECK(r.err.find(message) != std::string::npos);
+}
+}  // namespace
+
 TEST_CASE("validate --fit and memory --param check names and ranges before any work") {
-  auto r = run_cli({"validate", "--fit", "elementwise_hbm_fraction_blackwel=0.2:1"});
-  CHECK(r.code == 2);
-  CHECK(r.err.find("--fit: unknown parameter \"elementwise_hbm_fraction_blackwel\" (did you mean "
-                   "\"elementwise_hbm_fraction_blackwell\"?)") != std::string::npos);
-  r = run_cli({"validate", "--fit", "elementwise_hbm_fraction_blackwell=0.2:1.5"});
-  CHECK(r.code == 2);
-  CHECK(r.err.find("--fit: kernel parameter \"elementwise_hbm_fraction_blackwell\" must be a fraction in (0, 1], got 1.5\n") !=
-        std::string::npos);
-  r = run_cli({"memory", "--param", "bogus=1"});
-  CHECK(r.code == 2);
-  CHECK(r.err.find("unknown parameter \"bogus\"") != std::string::npos);
+  expect_error({"validate", "--fit", "elementwise_hbm_fraction_blackwel=0.2:1"}, 2,
+               "--fit: unknown parameter \"elementwise_hbm_fraction_blackwel\" (did you mean "
+               "\"elementwise_hbm_fraction_blackwell\"?)");
+  expect_error({"validate", "--fit", "elementwise_hbm_fraction_blackwell=0.2:1.5"}, 2,
+               "--fit: kernel parameter \"elementwise_hbm_fraction_blackwell\" must be a fraction in (0, 1], got 1.5\n");
+  expect_error({"memory", "--param", "bogus=1"}, 2, "unknown parameter \"bogus\"");
 }
 
 TEST_CASE("--param rejects unknown names (exit 2, did-you-mean) and malformed values (exit 1)") {
-  auto r = run_cli(small_case({"--param", "kernel_lanch_us=5"}));
-  CHECK(r.code == 2);
-  CHECK(r.err.find("unknown parameter \"kernel_lanch_us\" (did you mean \"kernel_launch_us\"?)") != std::string::npos);
+  expect_error(small_case({"--param", "kernel_lanch_us=5"}), 2,
+               "unknown parameter \"kernel_lanch_us\" (did you mean \"kernel_launch_us\"?)");
   // The known names are both sets: step parameters and kernel constants.
-  r = run_cli(small_case({"--param", "elementwise_hbm_fraction_blackwel=0.5"}));
-  CHECK(r.code == 2);
-  CHECK(r.err.find("(did you mean \"elementwise_hbm_fraction_blackwell\"?)") != std::string::npos);
-  r = run_cli(small_case({"--param", "hbm_fraction=1.5"}));
-  CHECK(r.code == 2);
-  CHECK(r.err.find("kernel parameter \"hbm_fraction\" must be a fraction in (0, 1], got 1.5") != std::string::npos);
-  r = run_cli(small_case({"--param", "kernel_launch_us"}));
-  CHECK(r.code == 1);
-  CHECK(r.err.find("--param expects name=value") != std::string::npos);
-  r = run_cli(small_case({"--param", "kernel_launch_us=fast"}));
-  CHECK(r.code == 1);
-  CHECK(r.err.find("the value must be a number") != std::string::npos);
-  r = run_cli(small_case({"--param", "scale_up_efficiency_scale=0"}));
-  CHECK(r.code == 2);
-  CHECK(r.err.find("step parameter \"scale_up_efficiency_scale\" must be a finite number > 0, got 0") != std::string::npos);
-  r = run_cli(small_case({"--param", "framework_host_factor=inf"}));
-  CHECK(r.code == 2);
-  CHECK(r.err.find("must be a finite number > 0, got inf") != std::string::npos);
+  expect_error(small_case({"--param", "elementwise_hbm_fraction_blackwel=0.5"}), 2,
+               "(did you mean \"elementwise_hbm_fraction_blackwell\"?)");
+  expect_error(small_case({"--param", "hbm_fraction=1.5"}), 2,
+               "kernel parameter \"hbm_fraction\" must be a fraction in (0, 1], got 1.5");
+  expect_error(small_case({"--param", "kernel_launch_us"}), 1, "--param expects name=value");
+  expect_error(small_case({"--param", "kernel_launch_us=fast"}), 1, "the value must be a number");
+  expect_error(small_case({"--param", "scale_up_efficiency_scale=0"}), 2,
+               "step parameter \"scale_up_efficiency_scale\" must be a finite number > 0, got 0");
+  expect_error(small_case({"--param", "framework_host_factor=inf"}), 2, "must be a finite number > 0, got inf");
   // Finite but absurd: a launch cost beyond the engine's int64 picoseconds is a bad config, not an internal error.
-  r = run_cli(small_case({"--param", "framework_host_factor=1e12", "--cuda-graph", "none"}));
-  CHECK(r.code == 2);
-  CHECK(r.err.find("s is outside the simulator's range (|t| < 9e6 s)") != std::string::npos);
+  expect_error(small_case({"--param", "framework_host_factor=1e12", "--cuda-graph", "none"}), 2,
+               "s is outside the simulator's range (|t| < 9e6 s)");
 }
