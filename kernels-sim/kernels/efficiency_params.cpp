@@ -145,8 +145,9 @@ KernelEfficiencyParams builtin_kernel_efficiency() {
   // Blackwell (B200, GB200) and Blackwell Ultra (B300, GB300) have no in-training measurement of these kernels.
   // Their fraction is FITTED as one general parameter: `moesim validate --fit
   // elementwise_hbm_fraction_blackwell=0.2:1` over groundtruth.csv gave 0.448 (framework_host_factor 4.5), then
-  // 0.43 (at the host factor refitted to 4.32 at 0.448); 0.44 is used. The 49 Blackwell rows that move with it
-  // are listed in kernels-sim/README.md; the held-out check is there too. Before, Blackwell used hbm_fraction
+  // 0.43 (at the host factor refitted to 4.32 at 0.448), then 0.428 (host 3.95, with MXFP8's scale kernels); 0.44
+  // is used. The Blackwell rows that move with it are listed in kernels-sim/README.md; the held-out check is there
+  // too. Before, Blackwell used hbm_fraction
   // (0.806), which over-predicted nearly every Blackwell row.
   p.elementwise_hbm = {{A::hopper, (4096.0 * 7168 * 2 * 2 / (115e-6 - 2e-6)) / 3.35e12,
                         "kernels-sim/data/h800-trace: TE RMSNorm 4096 x 7168 BF16, 115 us median in DeepSeek's H800 "

@@ -1,6 +1,7 @@
 #pragma once
-// The Transformer Engine release a run uses. Some costs depend on it (host time per TE module call); the version
-// is the only software-stack input moesim reads, because TE's release notes and PRs say what changed when.
+// The Transformer Engine release a run uses. Some costs depend on it (host time per TE module call, MXFP8 scale
+// kernels); the version is the only software-stack input moesim reads, because TE's release notes and PRs say what
+// changed when.
 #include <compare>
 #include <string>
 #include <string_view>
@@ -21,6 +22,21 @@ inline constexpr TeVersion kLatestTeVersion{2, 16};
 // costs "nearly the same" host time as a plain torch Linear (TE issue #2126, 2026-01-03). Before it, TE issue #2053
 // measured te.Linear at 2.7x the torch call on Grace (99.7 vs 37.1 us).
 inline constexpr TeVersion kTeHostOverheadReduced{2, 10};
+
+// MXFP8 scale handling inside TE, by the first release tag that contains each change (TE git history):
+// cuBLAS wants block scales zero-padded and swizzled into its tile layout before a GEMM.
+// - TE #1934 (merged 2025-07-09, first in 2.6): GroupedLinear's per-expert quantize outputs come from one bulk
+//   allocation instead of per-expert at::empty / at::zeros calls (the latter a memset kernel each).
+inline constexpr TeVersion kTeMxfp8BulkAllocation{2, 6};
+// - TE #2019 (2025-08-07, first in 2.7): one multi-tensor swizzle kernel per operand list of a grouped GEMM
+//   instead of one per expert and operand, and the padding zeros written by the swizzle (no at::zeros scale
+//   buffers left in MXFP8Quantizer::create_tensor).
+inline constexpr TeVersion kTeMxfp8MultiTensorSwizzle{2, 7};
+// - TE #2486 (2026-01-16, first in 2.12): te.Linear's input and grad-output quantizers write GEMM-swizzled scales,
+//   so only the weight operand is swizzled at the GEMM.
+inline constexpr TeVersion kTeMxfp8FusedSwizzle{2, 12};
+// - TE #3093 (2026-06-24, first in 2.18): weights are pre-swizzled when quantized, except FP8 primary weights.
+inline constexpr TeVersion kTeMxfp8WeightPreswizzle{2, 18};
 
 // "MAJOR.MINOR", optionally with a leading 'v' and a patch or local suffix that is ignored ("2.14.1",
 // "2.14+71bbefb", "v2.9"). Throws std::invalid_argument naming the expected form.

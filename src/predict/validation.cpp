@@ -86,6 +86,9 @@ std::optional<std::string> read_layout(const std::map<std::string, std::string>&
     const auto g = graph.empty() ? layout::CudaGraphSetting{} : layout::parse_cuda_graph_setting(graph);
     l.cuda_graph = g.mode;
     l.cuda_graph_scopes = g.scopes;
+    // Optional column (not in groundtruth.csv's schema; recipe settings may add it): the TE release, MAJOR.MINOR.
+    // Blank = the release of the container the source names (case_from_row), else the newest known.
+    if (const std::string te = col(row, "te_version"); !te.empty()) l.te_version = layout::parse_te_version(te);
   } catch (const std::invalid_argument& e) {
     return std::string(e.what());
   }
@@ -208,7 +211,8 @@ RowCase case_from_row(const std::map<std::string, std::string>& row, const Resol
       if (c.layout.precision != layout::Precision::bf16 && (says || gb300_2606)) c.layout.fp8_attention = true;
     }
     // The TE release of the row's container (documented default, the newest known, when the source names none).
-    if (auto te = te_version_from_source(col(row, "source"))) c.layout.te_version = *te;
+    if (col(row, "te_version").empty())
+      if (auto te = te_version_from_source(col(row, "source"))) c.layout.te_version = *te;
     const int stages = c.layout.pp * c.layout.vpp;
     if (c.layout.pp_layout.empty() && stages > 1 && c.model.num_layers % stages != 0)
       c.layout.pp_layout = balanced_pipeline_layout(c.model, c.layout);

@@ -15,7 +15,9 @@ constexpr double kBf16 = 2.0;
 
 class Costing {
  public:
-  Costing(const CostContext& ctx, kernels::DType dtype) : ctx_(ctx), dtype_(dtype) {}
+  Costing(const CostContext& ctx, const layout::Layout& l)
+      : ctx_(ctx), dtype_(gemm_dtype(l.precision)), mxfp8_(l.precision == layout::Precision::mxfp8),
+        te_(l.te_version), fp8_params_(l.fp8_param_gather) {}
 
   // Host time of one TE module call (forward, or its backward) in this precision.
   double module_host(bool high_precision) const {
@@ -35,6 +37,7 @@ class Costing {
     BlockCost c{gemm(m, n, k, high_precision), gemm(m, k, n, high_precision), gemm(k, n, m, high_precision)};
     c.fwd.host_s += module_host(high_precision);
     c.dgrad.host_s += module_host(high_precision);
+    if (mxfp8_ && !high_precision) add_linear_scale_work(c, m, n, k);
     return c;
   }
   // A TE GroupedLinear over the local experts. Per-expert (TE's default): one cuBLAS GEMM per expert (multi-stream,
@@ -59,6 +62,7 @@ class Costing {
       c.dgrad += cast(total * n);
       c.wgrad += cast(total * (k + n));  // column-wise copies for the weight gradient
     }
+    if (mxfp8_ && !fused) add_grouped_scale_work(c, tokens, n, k);
     return c;
   }
   // Eager memory-bound PyTorch ops touching `bytes` (read + write), `kernels` of them.
@@ -75,6 +79,78 @@ class Costing {
     return {ctx_.kernels.seconds(mb, ctx_.device), kernels, 0};
   }
   Block cast(I elements) const { return internal(static_cast<double>(elements) * (kBf16 + 1.0), "quantize"); }
+
+  // ---- MXFP8 scale handling around TE GEMMs, by TE release (layout/te_version.hpp) ----------------------------
+  // Every kernel here is launched from TE's C++ extension together with one allocator call (the swizzled copy, or
+  // the zero-filled buffer): two host calls of cxx_launch_s each. Assumption: an allocator call costs what a launch
+  // does; Megatron-LM's GB200 guide (§2.1.2) puts "each PyTorch API call" at "several microseconds" on the host.
+  // Scales are E8M0, one byte per 32 elements; a swizzle reads and writes them, a memset writes them.
+  static double scale_bytes(double elements) { return elements / 32.0; }
+  Block scale_kernels(double bytes_each, int count, const char* name) const {
+    if (count <= 0 || bytes_each <= 0) return {};
+    kernels::MemoryBound mb{bytes_each, name};
+    return {count * ctx_.kernels.seconds(mb, ctx_.device), count, 2.0 * count * ctx_.host.cxx_launch_s};
+  }
+  // Operands a te.Linear GEMM swizzles at the GEMM: both before TE #2486; then the weight alone (forward and
+  // dgrad; wgrad's operands come from the input and grad-output quantizers); none once weights are pre-swizzled
+  // (TE #3093), except FP8 primary weights.
+  int linear_swizzles(bool wgrad) const {
+    if (te_ < layout::kTeMxfp8FusedSwizzle) return 2;
+    if (wgrad) return 0;
+    return te_ < layout::kTeMxfp8WeightPreswizzle || fp8_params_ ? 1 : 0;
+  }
+  // A te.Linear (m x k input, n x k weight): the swizzles of each GEMM, and before TE #2019 the two zero-filled
+  // scale buffers (row- and column-wise) of each quantized input (forward x, dgrad dy).
+  void add_linear_scale_work(BlockCost& c, I m, I n, I k) const {
+    const double x = scale_bytes(static_cast<double>(m) * k), w = scale_bytes(static_cast<double>(n) * k),
+                 dy = scale_bytes(static_cast<double>(m) * n);
+    // `a` is the activation-side operand, `b` the weight (forward, dgrad) or grad output (wgrad).
+    auto swizzles = [&](double a, double b, bool wgrad) {
+      const int count = linear_swizzles(wgrad);
+      Block s = scale_kernels(2 * b, count >= 1 ? 1 : 0, "mxfp8_swizzle");
+      s += scale_kernels(2 * a, count == 2 ? 1 : 0, "mxfp8_swizzle");
+      return s;
+    };
+    c.fwd += swizzles(x, w, false);
+    c.dgrad += swizzles(dy, w, false);
+    c.wgrad += swizzles(x, dy, true);
+    if (te_ < layout::kTeMxfp8MultiTensorSwizzle) {
+      c.fwd += scale_kernels(x, 2, "mxfp8_scale_zeros");
+      c.dgrad += scale_kernels(dy, 2, "mxfp8_scale_zeros");
+    }
+  }
+  // A GroupedLinear's per-expert GEMMs (t_e x k inputs, n x k weights):
+  // - quantize outputs: before TE #1934 each expert's quantize allocates its four tensors (two at::empty, two
+  //   at::zeros with a memset each: six host calls, two kernels); TE 2.6 allocates one buffer per list, its scale
+  //   part still zero-filled (two memsets); TE #2019 drops the zero fill.
+  // - swizzles: before TE #2019 two per expert and GEMM; then two multi-tensor kernels per GEMM.
+  void add_grouped_scale_work(BlockCost& c, const std::vector<I>& tokens, I n, I k) const {
+    const int experts = static_cast<int>(tokens.size());
+    I total = 0;
+    for (I t : tokens) total += t;
+    const double per_expert = static_cast<double>(total) / experts;
+    const double x = scale_bytes(per_expert * k), dy = scale_bytes(per_expert * n), w = scale_bytes(double(n) * k);
+    auto quantize_buffers = [&](double scales) {
+      if (te_ < layout::kTeMxfp8BulkAllocation) {
+        Block b = scale_kernels(scales, 2 * experts, "mxfp8_scale_zeros");
+        b.host_s += 2.0 * experts * ctx_.host.cxx_launch_s;  // the two at::empty calls of each expert
+        return b;
+      }
+      return te_ < layout::kTeMxfp8MultiTensorSwizzle ? scale_kernels(scales * experts, 2, "mxfp8_scale_zeros")
+                                                      : Block{};
+    };
+    c.fwd += quantize_buffers(x);
+    c.dgrad += quantize_buffers(dy);
+    auto swizzles = [&](double a, double b) {
+      const bool each = te_ < layout::kTeMxfp8MultiTensorSwizzle;
+      Block s = scale_kernels(2 * a * (each ? 1 : experts), each ? experts : 1, "mxfp8_swizzle");
+      s += scale_kernels(2 * b * (each ? 1 : experts), each ? experts : 1, "mxfp8_swizzle");
+      return s;
+    };
+    c.fwd += swizzles(x, w);
+    c.dgrad += swizzles(dy, w);
+    c.wgrad += swizzles(x, dy);
+  }
   // Core attention: one TE attention module call forward, one backward; `share` of the kernels' work is this GPU's.
   BlockCost attention(const kernels::AttentionShape& s, double share) const {
     kernels::AttentionFwd f;
@@ -95,6 +171,9 @@ class Costing {
  private:
   const CostContext& ctx_;
   kernels::DType dtype_;
+  bool mxfp8_;
+  layout::TeVersion te_;
+  bool fp8_params_;
 };
 
 // The MLP activation over `elements` outputs of one MLP width (tokens x ffn): forward and backward blocks.
@@ -235,7 +314,7 @@ comm::Dispatcher to_comm(layout::Dispatcher d) {
 
 LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::Layout& l, const CostContext& ctx,
                        const comm::GroupShape& ep_group, std::int64_t window) {
-  const Costing k(ctx, gemm_dtype(l.precision));
+  const Costing k(ctx, l);
   LayerCosts c;
   c.moe = moe_layer;
   const I h = m.hidden_size, tp = l.tp;
@@ -403,7 +482,7 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
 }
 
 BlockCost embedding_cost(const model::ModelSpec& m, const layout::Layout& l, const CostContext& ctx) {
-  const Costing k(ctx, gemm_dtype(l.precision));
+  const Costing k(ctx, l);
   const double bytes = static_cast<double>(l.mbs) * l.seq / l.cp * m.hidden_size * kBf16 * 2;
   BlockCost c;
   c.fwd = k.mem(bytes, "embedding");
@@ -412,7 +491,7 @@ BlockCost embedding_cost(const model::ModelSpec& m, const layout::Layout& l, con
 }
 
 BlockCost output_cost(const model::ModelSpec& m, const layout::Layout& l, const CostContext& ctx) {
-  const Costing k(ctx, gemm_dtype(l.precision));
+  const Costing k(ctx, l);
   const I t_full = static_cast<I>(l.mbs) * l.seq / l.cp;
   const I vocab = model::padded_vocab_size(m.vocab_size, 128, l.tp);
   BlockCost c = k.linear(t_full, vocab / l.tp, m.hidden_size, /*high_precision=*/true);  // the head stays BF16
@@ -424,7 +503,7 @@ BlockCost output_cost(const model::ModelSpec& m, const layout::Layout& l, const 
 }
 
 BlockCost mtp_extra_cost(const model::ModelSpec& m, const layout::Layout& l, const CostContext& ctx) {
-  const Costing k(ctx, gemm_dtype(l.precision));
+  const Costing k(ctx, l);
   const I t_full = static_cast<I>(l.mbs) * l.seq / l.cp;
   BlockCost c = k.linear(t_full, m.hidden_size / l.tp, 2 * m.hidden_size);
   const double norms = static_cast<double>(t_full) * m.hidden_size * kBf16 * 2 * 3;

@@ -329,6 +329,16 @@ TEST_CASE("the TE release of a row comes from the container or guide its source 
   rc = predict::case_from_row(r, resolvers());
   REQUIRE(rc.c.has_value());
   CHECK(rc.c->layout.te_version == layout::kLatestTeVersion);
+  // An optional te_version column (a recipe setting, or the ladder CSV) wins over the source; a bad one skips.
+  r["source"] = "docs (25.11 NeMo container)";
+  r["te_version"] = "2.6";
+  rc = predict::case_from_row(r, resolvers());
+  REQUIRE(rc.c.has_value());
+  CHECK(rc.c->layout.te_version == TeVersion{2, 6});
+  r["te_version"] = "two";
+  rc = predict::case_from_row(r, resolvers());
+  CHECK_FALSE(rc.c.has_value());
+  CHECK(rc.skipped.find("two") != std::string::npos);
 }
 
 TEST_CASE("token-dropping columns a recipe adds are read; a bad capacity skips the row with the reason") {

@@ -485,3 +485,56 @@ TEST_CASE("token dropping: capacity scales routed copies; padding fills every ex
   CHECK(b.experts.fwd.seconds > 1.5 * a.experts.fwd.seconds);
   CHECK(b.attention.fwd.seconds == a.attention.fwd.seconds);
 }
+
+TEST_CASE("MXFP8 scale kernels by TE release: each release boundary removes what its PR removed") {
+  Fixture f;
+  const auto q = load("qwen3-30b-a3b");  // 128 experts / EP8 = 16 local experts, no shared expert
+  const auto dev = rates("gb200-nvl72");
+  auto l = base_layout(8);
+  l.precision = layout::Precision::mxfp8;
+  const int E = 16;
+  auto at = [&](int major, int minor) {
+    auto v = l;
+    v.te_version = {major, minor};
+    return f.costs(q, true, v, dev);
+  };
+  auto kernels_of = [](const BlockCost& b) { return b.fwd.kernels + b.dgrad.kernels + b.wgrad.kernels; };
+  auto host_of = [](const BlockCost& b) { return b.fwd.host_s + b.dgrad.host_s + b.wgrad.host_s; };
+  const double call = workload::HostCosts{}.cxx_launch_s;
+  const auto v25 = at(2, 5), v26 = at(2, 6), v27 = at(2, 7), v212 = at(2, 12), v218 = at(2, 18);
+
+  // TE #1934 (2.6): each of the 4 quantized expert inputs (fc1 and fc2, forward x and backward dy) loses its
+  // per-expert buffers (2 memsets and 6 host calls per expert) for one zero-filled bulk buffer (2 memsets, 4 calls).
+  CHECK(kernels_of(v25.experts) - kernels_of(v26.experts) == 4 * (2 * E - 2));
+  CHECK(host_of(v25.experts) - host_of(v26.experts) == doctest::Approx(4 * (6 * E - 4) * call).epsilon(1e-9));
+  // TE #2019 (2.7): the bulk buffers' 4 x 2 memsets go, and each of the 6 grouped GEMMs swizzles its two operand
+  // lists in 2 kernels instead of 2 per expert; every one of those kernels cost 2 host calls.
+  CHECK(kernels_of(v26.experts) - kernels_of(v27.experts) == 4 * 2 + 6 * (2 * E - 2));
+  CHECK(host_of(v26.experts) - host_of(v27.experts) ==
+        doctest::Approx((4 * 2 + 6 * (2 * E - 2)) * 2 * call).epsilon(1e-9));
+  // Later releases change te.Linear only (legacy GroupedLinear keeps its multi-tensor swizzles).
+  CHECK(kernels_of(v27.experts) == kernels_of(v218.experts));
+  // te.Linear in the attention: #2019 drops the zero-filled scale buffers, #2486 (2.12) fuses the activation-side
+  // swizzle into the quantize, #3093 (2.18) pre-swizzles the weights: each release has fewer kernels and host calls.
+  CHECK(kernels_of(v26.attention) > kernels_of(v27.attention));
+  CHECK(kernels_of(v27.attention) > kernels_of(v212.attention));
+  CHECK(kernels_of(v212.attention) > kernels_of(v218.attention));
+  CHECK(host_of(v212.attention) > host_of(v218.attention));
+  // FP8 primary weights keep the weight swizzle after 2.18.
+  auto fp8_params = l;
+  fp8_params.te_version = {2, 18};
+  fp8_params.fp8_param_gather = true;
+  CHECK(kernels_of(f.costs(q, true, fp8_params, dev).attention) == kernels_of(v212.attention));
+
+  // Nothing of this exists outside MXFP8, nor with the fused grouped GEMM path (TE #3038's group quantize).
+  auto bf16 = base_layout(8);
+  auto bf16_old = bf16;
+  bf16_old.te_version = {2, 5};
+  CHECK(kernels_of(f.costs(q, true, bf16, dev).experts) == kernels_of(f.costs(q, true, bf16_old, dev).experts));
+  CHECK(host_of(f.costs(q, true, bf16, dev).attention) == host_of(f.costs(q, true, bf16_old, dev).attention));
+  auto fused = l;
+  fused.grouped_gemm = layout::GroupedGemm::fused;
+  auto fused_old = fused;
+  fused_old.te_version = {2, 5};
+  CHECK(kernels_of(f.costs(q, true, fused, dev).experts) == kernels_of(f.costs(q, true, fused_old, dev).experts));
+}
