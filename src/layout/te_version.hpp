@@ -14,8 +14,9 @@ struct TeVersion {
   auto operator<=>(const TeVersion&) const = default;
 };
 
-// The newest TE release moesim knows the costs of: 2.16, the TE of the NeMo 26.06 container (Megatron-Bridge
-// docs/releases/software-versions.md). The default for a layout that does not name one.
+// The default for a layout that does not name one: 2.16, the TE of the NeMo 26.06 container (Megatron-Bridge
+// docs/releases/software-versions.md), the newest in a measured container. Later releases are accepted; the
+// changes of theirs moesim knows (2.18 below) apply when a layout names one.
 inline constexpr TeVersion kLatestTeVersion{2, 16};
 
 // TE 2.10 merged #2377 "Reduce CPU overheads" and #2400 (Nov 2025); a maintainer then wrote that a BF16 te.Linear
@@ -25,17 +26,20 @@ inline constexpr TeVersion kTeHostOverheadReduced{2, 10};
 
 // MXFP8 scale handling inside TE, by the first release tag that contains each change (TE git history):
 // cuBLAS wants block scales zero-padded and swizzled into its tile layout before a GEMM.
-// - TE #1934 (merged 2025-07-09, first in 2.6): GroupedLinear's per-expert quantize outputs come from one bulk
-//   allocation instead of per-expert at::empty / at::zeros calls (the latter a memset kernel each).
+// - TE #1934 (merged 2025-07-09, first in 2.6; #1793 in 2.5 did the same for FP8 block scaling only):
+//   GroupedLinear's per-expert MXFP8 quantize outputs come from one bulk allocation instead of per-expert
+//   at::empty / at::zeros calls (the latter a memset kernel each); the bulk buffers are still zero-filled.
 inline constexpr TeVersion kTeMxfp8BulkAllocation{2, 6};
 // - TE #2019 (2025-08-07, first in 2.7): one multi-tensor swizzle kernel per operand list of a grouped GEMM
 //   instead of one per expert and operand, and the padding zeros written by the swizzle (no at::zeros scale
 //   buffers left in MXFP8Quantizer::create_tensor).
 inline constexpr TeVersion kTeMxfp8MultiTensorSwizzle{2, 7};
-// - TE #2486 (2026-01-16, first in 2.12): te.Linear's input and grad-output quantizers write GEMM-swizzled scales,
-//   so only the weight operand is swizzled at the GEMM.
+// - TE #2486 (2026-01-16, first in 2.12): the input and grad-output quantizers of te.Linear and GroupedLinear
+//   write GEMM-swizzled scales, so only the weight operand is swizzled at the GEMM; te.Linear keeps swizzling an
+//   input or grad output that sequence parallelism communicates first (column- / row-parallel with SP).
 inline constexpr TeVersion kTeMxfp8FusedSwizzle{2, 12};
-// - TE #3093 (2026-06-24, first in 2.18): weights are pre-swizzled when quantized, except FP8 primary weights.
+// - TE #3093 (2026-06-24, first in 2.18): weights (te.Linear and GroupedLinear) are pre-swizzled when quantized,
+//   except FP8 primary weights.
 inline constexpr TeVersion kTeMxfp8WeightPreswizzle{2, 18};
 
 // "MAJOR.MINOR", optionally with a leading 'v' and a patch or local suffix that is ignored ("2.14.1",

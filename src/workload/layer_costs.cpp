@@ -13,11 +13,14 @@ using I = std::int64_t;
 
 constexpr double kBf16 = 2.0;
 
+// How a te.Linear is split over the TP group (its sequence-parallel collectives and quantizers follow from it).
+enum class Parallel { duplicated, column, row };
+
 class Costing {
  public:
   Costing(const CostContext& ctx, const layout::Layout& l)
       : ctx_(ctx), dtype_(gemm_dtype(l.precision)), mxfp8_(l.precision == layout::Precision::mxfp8),
-        te_(l.te_version), fp8_params_(l.fp8_param_gather) {}
+        te_(l.te_version), fp8_params_(l.fp8_param_gather), sp_(l.uses_sequence_parallel()) {}
 
   // Host time of one TE module call (forward, or its backward) in this precision.
   double module_host(bool high_precision) const {
@@ -33,11 +36,11 @@ class Costing {
   }
   // A TE Linear: forward GEMM (m x k) * (k x n), plus its backward: dgrad (m x n)*(n x k) and wgrad (k x m)*(m x n).
   // One module call issues the forward, one autograd call the dgrad and wgrad.
-  BlockCost linear(I m, I n, I k, bool high_precision = false) const {
+  BlockCost linear(I m, I n, I k, Parallel par, bool high_precision = false) const {
     BlockCost c{gemm(m, n, k, high_precision), gemm(m, k, n, high_precision), gemm(k, n, m, high_precision)};
     c.fwd.host_s += module_host(high_precision);
     c.dgrad.host_s += module_host(high_precision);
-    if (mxfp8_ && !high_precision) add_linear_scale_work(c, m, n, k);
+    if (mxfp8_ && !high_precision) add_linear_scale_work(c, m, n, k, par);
     return c;
   }
   // A TE GroupedLinear over the local experts. Per-expert (TE's default): one cuBLAS GEMM per expert (multi-stream,
@@ -91,29 +94,31 @@ class Costing {
     kernels::MemoryBound mb{bytes_each, name};
     return {count * ctx_.kernels.seconds(mb, ctx_.device), count, 2.0 * count * ctx_.host.cxx_launch_s};
   }
-  // Operands a te.Linear GEMM swizzles at the GEMM: both before TE #2486; then the weight alone (forward and
-  // dgrad; wgrad's operands come from the input and grad-output quantizers); none once weights are pre-swizzled
-  // (TE #3093), except FP8 primary weights.
-  int linear_swizzles(bool wgrad) const {
-    if (te_ < layout::kTeMxfp8FusedSwizzle) return 2;
-    if (wgrad) return 0;
-    return te_ < layout::kTeMxfp8WeightPreswizzle || fp8_params_ ? 1 : 0;
+  // Whether a GEMM operand's scales are swizzled at the GEMM (TE's extension), by release: every operand before
+  // TE #2486 (2.12); from it the weight, until TE #3093 (2.18) pre-swizzles it (not FP8 primary weights), and an
+  // activation-side operand whose quantizer may not write GEMM-ready scales: te.Linear's input when column-parallel
+  // with sequence parallelism, its grad output when row-parallel with it (module/linear.py v2.12: those are
+  // communicated before the GEMM). GroupedLinear's quantizers always may (grouped_linear.py v2.12).
+  bool swizzled_at_gemm(bool weight, bool quantizer_not_gemm_ready) const {
+    if (te_ < layout::kTeMxfp8FusedSwizzle) return true;
+    if (weight) return te_ < layout::kTeMxfp8WeightPreswizzle || fp8_params_;
+    return quantizer_not_gemm_ready;
   }
-  // A te.Linear (m x k input, n x k weight): the swizzles of each GEMM, and before TE #2019 the two zero-filled
-  // scale buffers (row- and column-wise) of each quantized input (forward x, dgrad dy).
-  void add_linear_scale_work(BlockCost& c, I m, I n, I k) const {
+  // A te.Linear (m x k input, n x k weight): forward (x, w), dgrad (dy, w) and wgrad (x, dy) swizzles, and
+  // before TE #2019 the two zero-filled scale buffers (row- and column-wise) of each quantized input (forward x,
+  // dgrad dy).
+  void add_linear_scale_work(BlockCost& c, I m, I n, I k, Parallel par) const {
     const double x = scale_bytes(static_cast<double>(m) * k), w = scale_bytes(static_cast<double>(n) * k),
                  dy = scale_bytes(static_cast<double>(m) * n);
-    // `a` is the activation-side operand, `b` the weight (forward, dgrad) or grad output (wgrad).
-    auto swizzles = [&](double a, double b, bool wgrad) {
-      const int count = linear_swizzles(wgrad);
-      Block s = scale_kernels(2 * b, count >= 1 ? 1 : 0, "mxfp8_swizzle");
-      s += scale_kernels(2 * a, count == 2 ? 1 : 0, "mxfp8_swizzle");
-      return s;
-    };
-    c.fwd += swizzles(x, w, false);
-    c.dgrad += swizzles(dy, w, false);
-    c.wgrad += swizzles(x, dy, true);
+    const bool x_raw = par == Parallel::column && sp_, dy_raw = par == Parallel::row && sp_;
+    auto swizzle = [&](bool yes, double bytes) { return scale_kernels(2 * bytes, yes ? 1 : 0, "mxfp8_swizzle"); };
+    const bool w_swizzled = swizzled_at_gemm(true, false);
+    c.fwd += swizzle(swizzled_at_gemm(false, x_raw), x);
+    c.fwd += swizzle(w_swizzled, w);
+    c.dgrad += swizzle(swizzled_at_gemm(false, dy_raw), dy);
+    c.dgrad += swizzle(w_swizzled, w);
+    c.wgrad += swizzle(swizzled_at_gemm(false, x_raw), x);
+    c.wgrad += swizzle(swizzled_at_gemm(false, dy_raw), dy);
     if (te_ < layout::kTeMxfp8MultiTensorSwizzle) {
       c.fwd += scale_kernels(x, 2, "mxfp8_scale_zeros");
       c.dgrad += scale_kernels(dy, 2, "mxfp8_scale_zeros");
@@ -121,35 +126,40 @@ class Costing {
   }
   // A GroupedLinear's per-expert GEMMs (t_e x k inputs, n x k weights):
   // - quantize outputs: before TE #1934 each expert's quantize allocates its four tensors (two at::empty, two
-  //   at::zeros with a memset each: six host calls, two kernels); TE 2.6 allocates one buffer per list, its scale
-  //   part still zero-filled (two memsets); TE #2019 drops the zero fill.
-  // - swizzles: before TE #2019 two per expert and GEMM; then two multi-tensor kernels per GEMM.
+  //   at::zeros for the scales with a memset each: six host calls, two kernels); TE 2.6 allocates one row-wise and
+  //   one column-wise buffer per list, each zero-filled whole, FP8 data and scales (cast.cpp v2.6); TE #2019
+  //   drops the zero fill.
+  // - swizzles (the operands swizzled_at_gemm names): before TE #2019 one kernel per expert and operand; then one
+  //   multi-tensor kernel per operand list and 64 tensors (kMaxTensorsPerKernel, common/swizzle/swizzle.cu v2.7).
   void add_grouped_scale_work(BlockCost& c, const std::vector<I>& tokens, I n, I k) const {
     const int experts = static_cast<int>(tokens.size());
     I total = 0;
     for (I t : tokens) total += t;
     const double per_expert = static_cast<double>(total) / experts;
     const double x = scale_bytes(per_expert * k), dy = scale_bytes(per_expert * n), w = scale_bytes(double(n) * k);
-    auto quantize_buffers = [&](double scales) {
+    auto quantize_buffers = [&](double scales, I width) {
       if (te_ < layout::kTeMxfp8BulkAllocation) {
         Block b = scale_kernels(scales, 2 * experts, "mxfp8_scale_zeros");
         b.host_s += 2.0 * experts * ctx_.host.cxx_launch_s;  // the two at::empty calls of each expert
         return b;
       }
-      return te_ < layout::kTeMxfp8MultiTensorSwizzle ? scale_kernels(scales * experts, 2, "mxfp8_scale_zeros")
-                                                      : Block{};
+      const double buffer = static_cast<double>(total) * width * (1.0 + 1.0 / 32.0);  // FP8 data + E8M0 scales
+      return te_ < layout::kTeMxfp8MultiTensorSwizzle ? scale_kernels(buffer, 2, "mxfp8_bulk_zeros") : Block{};
     };
-    c.fwd += quantize_buffers(x);
-    c.dgrad += quantize_buffers(dy);
-    auto swizzles = [&](double a, double b) {
-      const bool each = te_ < layout::kTeMxfp8MultiTensorSwizzle;
-      Block s = scale_kernels(2 * a * (each ? 1 : experts), each ? experts : 1, "mxfp8_swizzle");
-      s += scale_kernels(2 * b * (each ? 1 : experts), each ? experts : 1, "mxfp8_swizzle");
-      return s;
+    c.fwd += quantize_buffers(x, k);
+    c.dgrad += quantize_buffers(dy, n);
+    const bool each = te_ < layout::kTeMxfp8MultiTensorSwizzle;
+    const int launches = each ? experts : (experts + 63) / 64;
+    auto swizzle = [&](bool yes, double bytes_each) {
+      return yes ? scale_kernels(2 * bytes_each * experts / launches, launches, "mxfp8_swizzle") : Block{};
     };
-    c.fwd += swizzles(x, w);
-    c.dgrad += swizzles(dy, w);
-    c.wgrad += swizzles(x, dy);
+    const bool act = swizzled_at_gemm(false, false), weight = swizzled_at_gemm(true, false);
+    c.fwd += swizzle(act, x);
+    c.fwd += swizzle(weight, w);
+    c.dgrad += swizzle(act, dy);
+    c.dgrad += swizzle(weight, w);
+    c.wgrad += swizzle(act, x);
+    c.wgrad += swizzle(act, dy);
   }
   // Core attention: one TE attention module call forward, one backward; `share` of the kernels' work is this GPU's.
   BlockCost attention(const kernels::AttentionShape& s, double share) const {
@@ -174,6 +184,7 @@ class Costing {
   bool mxfp8_;
   layout::TeVersion te_;
   bool fp8_params_;
+  bool sp_;
 };
 
 // The MLP activation over `elements` outputs of one MLP width (tokens x ffn): forward and backward blocks.
@@ -236,17 +247,17 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
   if (a.kind == model::AttentionKind::mla) {
     const I nh = a.num_attention_heads;
     if (a.q_lora_rank > 0) {
-      add(c, k.linear(t_full, a.q_lora_rank, h));
+      add(c, k.linear(t_full, a.q_lora_rank, h, Parallel::duplicated));  // MLA down-projections: not TP-split
       add_fwd_bwd(c, k.mem(static_cast<double>(t_full) * a.q_lora_rank * kBf16 * 2, "q_norm"), k.mem(static_cast<double>(t_full) * a.q_lora_rank * kBf16 * 3, "q_norm_bwd"));
-      const BlockCost q_up = k.linear(t_full, nh * a.qk_head_dim() / tp, a.q_lora_rank);
+      const BlockCost q_up = k.linear(t_full, nh * a.qk_head_dim() / tp, a.q_lora_rank, Parallel::column);
       add(c, q_up);
       parts.up_proj += q_up.fwd;
     } else {
-      add(c, k.linear(t_full, nh * a.qk_head_dim() / tp, h));
+      add(c, k.linear(t_full, nh * a.qk_head_dim() / tp, h, Parallel::column));
     }
-    add(c, k.linear(t_full, a.kv_lora_rank + a.qk_rope_head_dim, h));
+    add(c, k.linear(t_full, a.kv_lora_rank + a.qk_rope_head_dim, h, Parallel::duplicated));
     add_fwd_bwd(c, k.mem(static_cast<double>(t_full) * a.kv_lora_rank * kBf16 * 2, "kv_norm"), k.mem(static_cast<double>(t_full) * a.kv_lora_rank * kBf16 * 3, "kv_norm_bwd"));
-    const BlockCost kv_up = k.linear(t_full, nh * (a.qk_nope_head_dim + a.v_head_dim) / tp, a.kv_lora_rank);
+    const BlockCost kv_up = k.linear(t_full, nh * (a.qk_nope_head_dim + a.v_head_dim) / tp, a.kv_lora_rank, Parallel::column);
     add(c, kv_up);
     parts.up_proj += kv_up.fwd;
     const double rope = static_cast<double>(t_full) * nh / tp * a.qk_rope_head_dim * kBf16 * 4;
@@ -259,10 +270,10 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
     const BlockCost core = k.attention(s, 1.0 / l.cp);
     add(c, core);
     parts.core = core.fwd;
-    add(c, k.linear(t_full, h, nh * a.v_head_dim / tp));
+    add(c, k.linear(t_full, h, nh * a.v_head_dim / tp, Parallel::row));
   } else {
     const I q = a.num_attention_heads * a.head_dim, kv = a.num_query_groups * a.head_dim;
-    add(c, k.linear(t_full, (q + 2 * kv) / tp, h));
+    add(c, k.linear(t_full, (q + 2 * kv) / tp, h, Parallel::column));
     const double rope = static_cast<double>(t_full) * (q + kv) / tp * kBf16 * 2;
     if (a.yarn_rope) {
       // Unfused RoPE (Megatron-LM PR #2038: no fusion with YaRN's mscale): t * cos + rotate_half(t) * sin as neg,
@@ -277,7 +288,7 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
     const BlockCost core = k.attention(s, 1.0 / l.cp);
     add(c, core);
     parts.core = core.fwd;
-    add(c, k.linear(t_full, h, q / tp));
+    add(c, k.linear(t_full, h, q / tp, Parallel::row));
   }
   return c;
 }
@@ -361,13 +372,18 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     if (!flex) c.pre_dispatch.dgrad += k.mem(token_copies, "permute_bwd", 1);
     c.pre_dispatch.wgrad += k.torch_gemm(h, E, t_rank);
 
-    // Balanced routing: every local expert gets t_rank * top_k * ep / E token copies (times the capacity scale).
-    const I per_expert = routed == 1.0 ? t_rank * topk * l.ep / E
-                                       : static_cast<I>(std::llround(static_cast<double>(t_rank * topk * l.ep) / E * routed));
+    // Balanced routing: every local expert gets t_rank * top_k * ep / E token copies (times the capacity scale)
+    // from its EP group. With expert tensor parallelism each ETP rank all-gathers its ETP peers' copies and runs
+    // its 1/etp slice of every local expert over all of them (Megatron's alltoall dispatcher, tp_group of the
+    // experts): per GPU the expert FLOPs stay those of ETP 1.
+    const I etp = l.etp;
+    const I per_expert = etp * (routed == 1.0 ? t_rank * topk * l.ep / E
+                                              : static_cast<I>(std::llround(static_cast<double>(t_rank * topk * l.ep) / E * routed)));
+    const double expert_copies = token_copies * etp;  // expert-side copies after the ETP gather
     const std::vector<I> tokens(static_cast<std::size_t>(local_experts), per_expert);
     const I f_local = f / l.etp;
     add(c.experts, k.grouped(tokens, gated * f_local, h, l.uses_fused_grouped_gemm()));
-    const auto act = activation(k, m.ffn, static_cast<double>(t_rank) * topk * routed * f_local, "swiglu", "swiglu_bwd");
+    const auto act = activation(k, m.ffn, static_cast<double>(t_rank) * topk * routed * etp * f_local, "swiglu", "swiglu_bwd");
     c.experts.fwd += act.fwd;
     c.experts.dgrad += act.bwd;
     expert_activation = act.fwd;
@@ -376,7 +392,7 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
       // Expert biases (GPT-OSS): cuBLAS grouped GEMM has no bias epilogue, so TE adds the bias and reduces dbias
       // in separate kernels over fc1's and fc2's outputs (TransformerEngine issue #2766; fused only by TE PR #2885,
       // 2026-04, assumed absent from the measured containers).
-      const double copies = static_cast<double>(t_rank) * topk * routed * kBf16;
+      const double copies = static_cast<double>(t_rank) * topk * routed * etp * kBf16;
       const double out1 = copies * gated * f_local, out2 = copies * h;
       c.experts.fwd += k.internal(2 * (out1 + out2), "expert_bias_add", 2);
       c.experts.wgrad += k.internal(out1 + out2, "expert_dbias", 2);
@@ -384,11 +400,13 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
 
     // Expert-side copies: after the dispatch and before the combine, in the experts' blocks.
     if (flex || sorts) {
-      c.experts.fwd += k.mem(token_copies, "expert_permute", 2);
-      c.experts.fwd += k.mem(token_copies, "expert_unpermute", flex ? 1 : 2);
-      c.experts.dgrad += k.mem(token_copies, "expert_unpermute_bwd", flex ? 1 : 2);
-      c.experts.dgrad += k.mem(token_copies, "expert_permute_bwd", 2);
+      c.experts.fwd += k.mem(expert_copies, "expert_permute", 2);
+      c.experts.fwd += k.mem(expert_copies, "expert_unpermute", flex ? 1 : 2);
+      c.experts.dgrad += k.mem(expert_copies, "expert_unpermute_bwd", flex ? 1 : 2);
+      c.experts.dgrad += k.mem(expert_copies, "expert_permute_bwd", 2);
     }
+    // The ETP gather and its reduce-scatter: each GPU adds the (etp - 1) peers' routed copies (BF16).
+    if (etp > 1) c.etp_bytes = token_copies / 2 * (etp - 1);
     if (!flex) {
       c.post_combine.fwd += k.mem(token_copies, "unpermute", 1);
       c.post_combine.dgrad += k.mem(token_copies, "unpermute_bwd", 1);
@@ -396,11 +414,15 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
 
     if (m.moe.num_shared_experts > 0) {
       const I fs = m.moe.num_shared_experts * m.moe.shared_expert_ffn_hidden_size;
-      add(c.shared, k.linear(t_rank, gated * fs, h));
+      add(c.shared, k.linear(t_rank, gated * fs, h, Parallel::column));
       const auto sact = activation(k, m.ffn, static_cast<double>(t_rank) * fs, "shared_swiglu", "shared_swiglu_bwd");
       c.shared.fwd += sact.fwd;
       c.shared.dgrad += sact.bwd;
-      add(c.shared, k.linear(t_rank, h, fs));
+      add(c.shared, k.linear(t_rank, h, fs, Parallel::row));
+      // With TP > 1 it is a TP-sharded MLP over the sequence-parallel tokens: an all-gather in, a reduce-scatter
+      // out (an all-reduce without SP), as a dense MLP's (its GEMM FLOPs per GPU are the same either way).
+      c.shared_tp_fwd_bytes = sp ? 2 * tp_coll : tp_allreduce;
+      c.shared_tp_bwd_bytes = 1.5 * c.shared_tp_fwd_bytes;
     }
 
     // EP volumes (moe-modeling.md §4.2), comm/'s accounting per dispatcher. Dispatch in BF16 except DeepEP with
@@ -426,11 +448,11 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     const I f = m.ffn.ffn_hidden_size;
     c.pre_dispatch.fwd += k.mem(norm_bytes, "rmsnorm");
     c.pre_dispatch.dgrad += k.mem(norm_bytes * 1.5, "rmsnorm_bwd");
-    add(c.experts, k.linear(t_full, gated * f / tp, h));
+    add(c.experts, k.linear(t_full, gated * f / tp, h, Parallel::column));
     const auto act = activation(k, m.ffn, static_cast<double>(t_full) * f / tp, "swiglu", "swiglu_bwd");
     c.experts.fwd += act.fwd;
     c.experts.dgrad += act.bwd;
-    add(c.experts, k.linear(t_full, h, f / tp));
+    add(c.experts, k.linear(t_full, h, f / tp, Parallel::row));
     c.tp_fwd_bytes = sp ? 4 * tp_coll : 2 * tp_allreduce;  // attention and MLP: AG + RS each
   }
   // Backward: the transposed collectives plus a re-gather of the sharded inputs for wgrad (§4.1): ~1.5x.
@@ -494,7 +516,7 @@ BlockCost output_cost(const model::ModelSpec& m, const layout::Layout& l, const 
   const Costing k(ctx, l);
   const I t_full = static_cast<I>(l.mbs) * l.seq / l.cp;
   const I vocab = model::padded_vocab_size(m.vocab_size, 128, l.tp);
-  BlockCost c = k.linear(t_full, vocab / l.tp, m.hidden_size, /*high_precision=*/true);  // the head stays BF16
+  BlockCost c = k.linear(t_full, vocab / l.tp, m.hidden_size, Parallel::column, /*high_precision=*/true);  // the head stays BF16
   const double logits = static_cast<double>(t_full) * vocab / l.tp * 4.0;
   c.fwd += k.mem(logits * 2, "cross_entropy", 3);
   c.dgrad += k.mem(logits * 2, "cross_entropy_bwd", 2);
@@ -505,7 +527,7 @@ BlockCost output_cost(const model::ModelSpec& m, const layout::Layout& l, const 
 BlockCost mtp_extra_cost(const model::ModelSpec& m, const layout::Layout& l, const CostContext& ctx) {
   const Costing k(ctx, l);
   const I t_full = static_cast<I>(l.mbs) * l.seq / l.cp;
-  BlockCost c = k.linear(t_full, m.hidden_size / l.tp, 2 * m.hidden_size);
+  BlockCost c = k.linear(t_full, m.hidden_size / l.tp, 2 * m.hidden_size, Parallel::column);
   const double norms = static_cast<double>(t_full) * m.hidden_size * kBf16 * 2 * 3;
   c.fwd += k.mem(norms, "mtp_norms", 3);
   c.dgrad += k.mem(norms * 1.5, "mtp_norms_bwd", 3);

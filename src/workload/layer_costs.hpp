@@ -66,6 +66,13 @@ struct LayerCosts {
   double tp_bwd_bytes = 0;
   double cp_fwd_bytes = 0;     // ring-attention K/V exchange
   double cp_bwd_bytes = 0;
+  // MoE layers with TP > 1: the shared expert's SP all-gather and reduce-scatter (it is a TP-sharded MLP on the
+  // sequence-parallel tokens), forward total and backward total.
+  double shared_tp_fwd_bytes = 0;
+  double shared_tp_bwd_bytes = 0;
+  // MoE layers with ETP > 1: the expert-TP all-gather of the dispatched tokens over the ETP group (and its
+  // reduce-scatter before the combine), each; the backward moves the same bytes the other way.
+  double etp_bytes = 0;
   // EP token exchange (MoE layers with EP > 1), costed per dispatcher by comm/ (moe-modeling.md §4.2): the tokens
   // this GPU holds, the routing and the element sizes (FP8 dispatch for DeepEP with FP8 GEMMs, else BF16; combine
   // and both backward exchanges BF16).

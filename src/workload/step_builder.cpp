@@ -277,6 +277,21 @@ class Builder {
                                        comm::Collective::reduce_scatter),
                 {r.chain->last}, r.layer, r.mb, phase);
   }
+  // A serial collective on the TP stream over `dim`'s group after `chain` (the expert-TP gather and scatter; the
+  // shared expert's SP collectives, which Megatron's SharedExpertMLP issues around its own GEMMs).
+  void tp_stream_collective(const LayerRun& r, Chain& chain, layout::Dim dim, const char* name, double bytes,
+                            comm::Collective op, Phase phase) {
+    if (bytes <= 0) return;
+    chain.last = comm(r.rank, gather_scatter(Stream::tp_comm, "tp", name, placement_of(dim), bytes, op), {chain.last},
+                      r.layer, r.mb, phase);
+  }
+  void etp_gather(const LayerRun& r, const char* name, Phase phase) {
+    tp_stream_collective(r, *r.chain, layout::Dim::etp, name, r.cost->etp_bytes, comm::Collective::all_gather, phase);
+  }
+  void etp_scatter(const LayerRun& r, const char* name, Phase phase) {
+    tp_stream_collective(r, *r.chain, layout::Dim::etp, name, r.cost->etp_bytes, comm::Collective::reduce_scatter, phase);
+  }
+
   // Joins an overlapped TP collective (tp_collectives) into the chain at the end of the block it hides behind.
   void join_tp(const LayerRun& r, OpId pending) {
     if (pending >= 0) r.chain->last = join(r, pending);
@@ -311,9 +326,15 @@ class Builder {
       return;
     }
     Chain shared{r.chain->last};
+    tp_stream_collective(r, shared, layout::Dim::tp, "shared_expert_tp_gather", c.shared_tp_fwd_bytes / 2,
+                         comm::Collective::all_gather, Phase::fwd);
     compute(r.rank, c.shared.fwd, "shared_expert_fwd", shared, r.layer, r.mb, Phase::fwd, kShared);
+    tp_stream_collective(r, shared, layout::Dim::tp, "shared_expert_tp_scatter", c.shared_tp_fwd_bytes / 2,
+                         comm::Collective::reduce_scatter, Phase::fwd);
     r.chain->last = dispatch;
+    etp_gather(r, "etp_gather", Phase::fwd);
     compute(r.rank, c.experts.fwd, "experts_fwd", *r.chain, r.layer, r.mb, Phase::fwd, 0, {shared.last});
+    etp_scatter(r, "etp_scatter", Phase::fwd);
   }
   void fwd_combine(const LayerRun& r) {
     if (!r.moe) {
@@ -362,7 +383,9 @@ class Builder {
       if (l_.syncs_token_counts()) host_sync(r, Phase::recompute);
       r.chain->last = comm(r.rank, ep_comm("ep_dispatch_recompute", ep_.dispatch), {r.chain->last}, r.layer, r.mb, Phase::recompute);
     }
+    if (c.recompute_redoes_ep) etp_gather(r, "etp_gather_recompute", Phase::recompute);
     compute(r.rank, c.recompute_experts, "recompute_experts", *r.chain, r.layer, r.mb, Phase::recompute);
+    if (c.recompute_redoes_ep) etp_scatter(r, "etp_scatter_recompute", Phase::recompute);
     if (c.recompute_redoes_ep)
       r.chain->last = comm(r.rank, ep_comm("ep_combine_recompute", ep_.combine), {r.chain->last}, r.layer, r.mb, Phase::recompute);
   }
@@ -378,7 +401,11 @@ class Builder {
     // between the two, and its TP chunk would queue behind this layer's collectives on the TP stream.
     const OpId tp = !r.moe && c.tp_bwd_bytes > 0
                         ? tp_collectives(r, "tp_sp_collectives_bwd", c.tp_bwd_bytes / 2, Phase::bwd_dgrad) : -1;
+    // MoE with ETP: the gradient of the forward's reduce-scatter is an all-gather, and of its gather a
+    // reduce-scatter, around the experts' dgrad.
+    if (r.moe) etp_gather(r, "etp_gather_bwd", Phase::bwd_dgrad);
     compute(r.rank, c.experts.dgrad, r.moe ? "experts_dgrad" : "mlp_dgrad", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, r.moe ? 0 : kMlp);
+    if (r.moe) etp_scatter(r, "etp_scatter_bwd", Phase::bwd_dgrad);
     if (!r.moe) compute(r.rank, c.experts.wgrad, "mlp_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, kMlp);
     join_tp(r, tp);
   }
@@ -390,6 +417,8 @@ class Builder {
     Chain w{dgrad};
     compute(r.rank, r.cost->experts.wgrad, "experts_wgrad", w, r.layer, r.mb, Phase::bwd_wgrad);
     Chain s{dgrad};
+    tp_stream_collective(r, s, layout::Dim::tp, "shared_expert_tp_bwd", r.cost->shared_tp_bwd_bytes,
+                         comm::Collective::reduce_scatter, Phase::bwd_dgrad);
     compute(r.rank, r.cost->shared.dgrad, "shared_expert_dgrad", s, r.layer, r.mb, Phase::bwd_dgrad, kShared);
     compute(r.rank, r.cost->shared.wgrad, "shared_expert_wgrad", s, r.layer, r.mb, Phase::bwd_wgrad, kShared);
     r.chain->last = d;

@@ -101,6 +101,18 @@ TEST_CASE("faster hardware never lengthens the step") {
   }
 }
 
+TEST_CASE("sharding the experts over an ETP group never shortens the step: same FLOPs per GPU, more traffic") {
+  for (const auto& [name, c] : cases()) {
+    CAPTURE(name);
+    auto etp = c;
+    etp.layout.ep /= 2;
+    etp.layout.etp = 2;
+    auto same_ep = c;
+    same_ep.layout.ep /= 2;
+    CHECK(run(etp).report.step_time_s > run(same_ep).report.step_time_s);
+  }
+}
+
 TEST_CASE("throughput identities: tokens, TFLOPS and MFU follow from the step time") {
   for (const auto& [name, c] : cases()) {
     CAPTURE(name);

@@ -488,43 +488,58 @@ TEST_CASE("token dropping: capacity scales routed copies; padding fills every ex
 
 TEST_CASE("MXFP8 scale kernels by TE release: each release boundary removes what its PR removed") {
   Fixture f;
-  const auto q = load("qwen3-30b-a3b");  // 128 experts / EP8 = 16 local experts, no shared expert
+  const auto q = load("qwen3-30b-a3b");  // GQA (qkv + proj te.Linear); 128 experts / EP8 = 16 local, no shared expert
   const auto dev = rates("gb200-nvl72");
   auto l = base_layout(8);
   l.precision = layout::Precision::mxfp8;
   const int E = 16;
-  auto at = [&](int major, int minor) {
+  auto at = [&](int major, int minor, int tp = 1) {
     auto v = l;
     v.te_version = {major, minor};
+    v.tp = tp;
     return f.costs(q, true, v, dev);
   };
   auto kernels_of = [](const BlockCost& b) { return b.fwd.kernels + b.dgrad.kernels + b.wgrad.kernels; };
   auto host_of = [](const BlockCost& b) { return b.fwd.host_s + b.dgrad.host_s + b.wgrad.host_s; };
   const double call = workload::HostCosts{}.cxx_launch_s;
   const auto v25 = at(2, 5), v26 = at(2, 6), v27 = at(2, 7), v212 = at(2, 12), v218 = at(2, 18);
+  // From 2.18 (weights pre-swizzled, no FP8 primary weights, no SP) there is no scale work left: the baseline.
+  const int e0 = kernels_of(v218.experts), a0 = kernels_of(v218.attention);
+  const double eh0 = host_of(v218.experts);
 
-  // TE #1934 (2.6): each of the 4 quantized expert inputs (fc1 and fc2, forward x and backward dy) loses its
-  // per-expert buffers (2 memsets and 6 host calls per expert) for one zero-filled bulk buffer (2 memsets, 4 calls).
-  CHECK(kernels_of(v25.experts) - kernels_of(v26.experts) == 4 * (2 * E - 2));
-  CHECK(host_of(v25.experts) - host_of(v26.experts) == doctest::Approx(4 * (6 * E - 4) * call).epsilon(1e-9));
-  // TE #2019 (2.7): the bulk buffers' 4 x 2 memsets go, and each of the 6 grouped GEMMs swizzles its two operand
-  // lists in 2 kernels instead of 2 per expert; every one of those kernels cost 2 host calls.
-  CHECK(kernels_of(v26.experts) - kernels_of(v27.experts) == 4 * 2 + 6 * (2 * E - 2));
-  CHECK(host_of(v26.experts) - host_of(v27.experts) ==
-        doctest::Approx((4 * 2 + 6 * (2 * E - 2)) * 2 * call).epsilon(1e-9));
-  // Later releases change te.Linear only (legacy GroupedLinear keeps its multi-tensor swizzles).
-  CHECK(kernels_of(v27.experts) == kernels_of(v218.experts));
-  // te.Linear in the attention: #2019 drops the zero-filled scale buffers, #2486 (2.12) fuses the activation-side
-  // swizzle into the quantize, #3093 (2.18) pre-swizzles the weights: each release has fewer kernels and host calls.
-  CHECK(kernels_of(v26.attention) > kernels_of(v27.attention));
-  CHECK(kernels_of(v27.attention) > kernels_of(v212.attention));
-  CHECK(kernels_of(v212.attention) > kernels_of(v218.attention));
-  CHECK(host_of(v212.attention) > host_of(v218.attention));
+  // GroupedLinear, 2 GEMM modules x (fwd, dgrad, wgrad) x 2 operands, 4 quantized inputs (fc1 / fc2 x and dy):
+  // < 2.6: per-expert buffers (2 memsets each) and per-expert swizzles; 2.6: 2 bulk memsets per input list;
+  // 2.7: one multi-tensor swizzle per operand list; 2.12: the weight lists only (fwd, dgrad).
+  CHECK(kernels_of(v25.experts) - e0 == 4 * 2 * E + 6 * 2 * E);
+  CHECK(kernels_of(v26.experts) - e0 == 4 * 2 + 6 * 2 * E);
+  CHECK(kernels_of(v27.experts) - e0 == 6 * 2);
+  CHECK(kernels_of(v212.experts) - e0 == 2 * 2);
+  // Two host calls per kernel (launch + allocation), and before 2.6 two at::empty per expert and input.
+  CHECK(host_of(v25.experts) - eh0 == doctest::Approx(((4 * 2 * E + 6 * 2 * E) * 2 + 4 * 2 * E) * call).epsilon(1e-9));
+  CHECK(host_of(v26.experts) - eh0 == doctest::Approx((4 * 2 + 6 * 2 * E) * 2 * call).epsilon(1e-9));
+  CHECK(host_of(v212.experts) - eh0 == doctest::Approx(2 * 2 * 2 * call).epsilon(1e-9));
+  // 2.6 zero-fills the whole bulk buffers (FP8 data + scales), 2.5 each expert's scales only; swizzles alike.
+  const double rows = 4096.0 * 8;  // routed copies on this GPU; fc1 input width 2048, fc2's 768
+  auto mb = [&](double bytes) { return f.model->seconds(kernels::MemoryBound{bytes, "zeros"}, dev); };
+  const double bulk = 2 * (mb(rows * 2048 * 33 / 32) + mb(rows * 768 * 33 / 32));
+  const double per_expert = 2 * E * (mb(rows / E * 2048 / 32) + mb(rows / E * 768 / 32));
+  CHECK(v26.experts.fwd.seconds - v25.experts.fwd.seconds == doctest::Approx(bulk - per_expert).epsilon(1e-9));
+
+  // te.Linear (qkv and proj): 2 swizzles per GEMM and 2 zero-filled scale buffers per quantized input before 2.7;
+  // swizzles only in 2.7-2.11; the weight's (fwd, dgrad) in 2.12-2.17; none from 2.18.
+  CHECK(kernels_of(v26.attention) - a0 == 2 * (3 * 2 + 2 * 2));
+  CHECK(kernels_of(v27.attention) - a0 == 2 * 3 * 2);
+  CHECK(kernels_of(v212.attention) - a0 == 2 * 2);
+  // With TP and SP (from 2.12) the column-parallel qkv still swizzles its input (fwd, wgrad) and the row-parallel
+  // proj its grad output (dgrad, wgrad): they are all-gathered or reduce-scattered before their GEMMs.
+  CHECK(kernels_of(at(2, 18, 2).attention) - kernels_of(at(2, 18, 1).attention) == 2 + 2);
+  CHECK(kernels_of(at(2, 12, 2).attention) - kernels_of(at(2, 18, 2).attention) == 2 * 2);
   // FP8 primary weights keep the weight swizzle after 2.18.
   auto fp8_params = l;
   fp8_params.te_version = {2, 18};
   fp8_params.fp8_param_gather = true;
   CHECK(kernels_of(f.costs(q, true, fp8_params, dev).attention) == kernels_of(v212.attention));
+  CHECK(kernels_of(f.costs(q, true, fp8_params, dev).experts) == kernels_of(v212.experts));
 
   // Nothing of this exists outside MXFP8, nor with the fused grouped GEMM path (TE #3038's group quantize).
   auto bf16 = base_layout(8);
@@ -537,4 +552,36 @@ TEST_CASE("MXFP8 scale kernels by TE release: each release boundary removes what
   auto fused_old = fused;
   fused_old.te_version = {2, 5};
   CHECK(kernels_of(f.costs(q, true, fused, dev).experts) == kernels_of(f.costs(q, true, fused_old, dev).experts));
+}
+
+TEST_CASE("expert tensor parallelism: the experts' FLOPs per GPU stay those of ETP 1, plus the ETP gather") {
+  Fixture f;
+  const auto q = load("qwen3-30b-a3b");  // 128 experts top-8, hidden 2048; t_rank 4096 tokens
+  const auto dev = rates("dgx-h100");
+  auto l = base_layout(8);
+  const auto one = f.costs(q, true, l, dev);
+  l.etp = 2;
+  const auto two = f.costs(q, true, l, dev);
+  CHECK(one.etp_bytes == 0);
+  // Each GPU gathers its ETP peer's routed copies: 4096 x 8 tokens x 2048 x BF16.
+  CHECK(two.etp_bytes == doctest::Approx(4096.0 * 8 * 2048 * 2).epsilon(1e-12));
+  // Twice the rows at half the width: the same FLOPs, so about the same GEMM time (before, ETP halved the work).
+  const double ratio = two.experts.fwd.seconds / one.experts.fwd.seconds;
+  CHECK(ratio > 0.9);
+  CHECK(ratio < 1.5);
+  CHECK(two.ep_dispatch_bytes == one.ep_dispatch_bytes);  // the all-to-all is over the EP group either way
+}
+
+TEST_CASE("a shared expert with TP > 1 has its own SP all-gather and reduce-scatter") {
+  Fixture f;
+  const auto ds = load("deepseek-v3");  // one shared expert
+  const auto dev = rates("gb200-nvl72");
+  auto l = base_layout(8);
+  CHECK(f.costs(ds, true, l, dev).shared_tp_fwd_bytes == 0);
+  l.tp = 2;
+  const auto c = f.costs(ds, true, l, dev);
+  const double one_collective = 4096.0 * 7168 * 2 / 2;  // the TP group's activation x (tp - 1) / tp
+  CHECK(c.shared_tp_fwd_bytes == doctest::Approx(2 * one_collective).epsilon(1e-12));
+  CHECK(c.shared_tp_bwd_bytes == doctest::Approx(1.5 * c.shared_tp_fwd_bytes).epsilon(1e-12));
+  CHECK(f.costs(load("qwen3-30b-a3b"), true, l, dev).shared_tp_fwd_bytes == 0);  // no shared expert
 }

@@ -327,3 +327,34 @@ TEST_CASE("TP collectives: a dense layer's forward moves less than its backward;
     }
   CHECK(overlapped_ops > 0);
 }
+
+// Each named op once per MoE layer run (per ep_dispatch) on every rank of `with`, never in `without`.
+static void check_once_per_moe_run(const Built& with, const Built& without, std::initializer_list<const char*> names) {
+  for (int rank : {0, 1}) {
+    const int moe_runs = with.count(rank, "ep_dispatch");
+    CHECK(moe_runs > 0);
+    for (const char* name : names) {
+      CAPTURE(name);
+      CHECK(with.count(rank, name) == moe_runs);
+      CHECK(without.count(rank, name) == 0);
+    }
+  }
+}
+
+TEST_CASE("ETP > 1 gathers and scatters the dispatched tokens around the experts, forward and backward") {
+  const Built one("h100x8.json", "dgx-h100", [](layout::Layout& l) { l.ep = 2; });
+  const Built two("h100x8.json", "dgx-h100", [](layout::Layout& l) {
+    l.ep = 2;
+    l.etp = 2;
+  });
+  check_once_per_moe_run(two, one, {"etp_gather", "etp_scatter", "etp_gather_bwd", "etp_scatter_bwd"});
+}
+
+TEST_CASE("the shared expert's SP collectives with TP > 1") {
+  const Built tp1("h100x8.json", "dgx-h100", [](layout::Layout& l) { l.ep = 2; });
+  const Built tp2("h100x8.json", "dgx-h100", [](layout::Layout& l) {
+    l.ep = 2;
+    l.tp = 2;
+  });
+  check_once_per_moe_run(tp2, tp1, {"shared_expert_tp_gather", "shared_expert_tp_scatter", "shared_expert_tp_bwd"});
+}
