@@ -481,10 +481,15 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     c.recompute += c.pre_dispatch.fwd;
     c.recompute_experts = moe_rest();
     c.recompute_redoes_ep = moe_layer && l.ep > 1;
+    c.recompute_tp_bytes = c.tp_fwd_bytes + c.shared_tp_fwd_bytes;
+    c.recompute_cp_bytes = c.cp_fwd_bytes;
   } else if (r.granularity == layout::RecomputeGranularity::selective) {
     // core_attn redoes the attention kernel; mla_up_proj the MLA up-projections and RoPE (Megatron's output-
     // discarding checkpoints of those modules).
-    if (r.has(RecomputeModule::core_attn)) c.recompute += parts.core;
+    if (r.has(RecomputeModule::core_attn)) {
+      c.recompute += parts.core;
+      c.recompute_cp_bytes = c.cp_fwd_bytes;  // with CP the attention kernel's ring exchange runs again
+    }
     if (r.has(RecomputeModule::mla_up_proj)) c.recompute += parts.up_proj;
     if (r.has(RecomputeModule::layernorm)) c.recompute += k.mem(norm_bytes * 2, "rmsnorm", 2);
     if (moe_layer) {
@@ -492,12 +497,17 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
         c.recompute += c.pre_dispatch.fwd;
         c.recompute_experts = moe_rest();
         c.recompute_redoes_ep = l.ep > 1;
+        c.recompute_tp_bytes = c.shared_tp_fwd_bytes;
       } else if (r.has(RecomputeModule::moe_act)) {
         c.recompute += expert_activation;
       }
-      if (r.has(RecomputeModule::shared_experts) && !r.has(RecomputeModule::moe)) c.recompute += c.shared.fwd;
+      if (r.has(RecomputeModule::shared_experts) && !r.has(RecomputeModule::moe)) {
+        c.recompute += c.shared.fwd;
+        c.recompute_tp_bytes = c.shared_tp_fwd_bytes;
+      }
     } else if (r.has(RecomputeModule::mlp)) {
       c.recompute += c.experts.fwd;
+      c.recompute_tp_bytes = c.tp_fwd_bytes / 2;  // the MLP's all-gather and reduce-scatter
     }
   }
   return c;

@@ -60,6 +60,11 @@ struct LayerCosts {
   // checkpoints MoELayer's whole forward). Other policies leave recompute_experts empty.
   Block recompute_experts;
   bool recompute_redoes_ep = false;
+  // Communication the recompute redoes: the TP/SP collectives of the forward it reruns (full: the whole layer's;
+  // selective mlp: a dense MLP's half; moe / shared_experts: the shared expert's) and the CP ring exchange of a
+  // rerun core attention (full, core_attn). Bytes per GPU, as the forward's.
+  double recompute_tp_bytes = 0;
+  double recompute_cp_bytes = 0;
 
   // Communication per GPU per micro-batch (bytes on the wire leaving this GPU).
   double tp_fwd_bytes = 0;     // SP all-gathers and reduce-scatters in the forward

@@ -278,12 +278,14 @@ class Builder {
                 {r.chain->last}, r.layer, r.mb, phase);
   }
   // A serial collective on the TP stream over `dim`'s group after `chain` (the expert-TP gather and scatter; the
-  // shared expert's SP collectives, which Megatron's SharedExpertMLP issues around its own GEMMs).
+  // shared expert's SP collectives, which Megatron's SharedExpertMLP issues around its own GEMMs; a recompute's
+  // TP and CP traffic). Counted as cp traffic over the CP group, else as tp.
   void tp_stream_collective(const LayerRun& r, Chain& chain, layout::Dim dim, const char* name, double bytes,
                             comm::Collective op, Phase phase) {
     if (bytes <= 0) return;
-    chain.last = comm(r.rank, gather_scatter(Stream::tp_comm, "tp", name, placement_of(dim), bytes, op), {chain.last},
-                      r.layer, r.mb, phase);
+    const char* category = dim == layout::Dim::cp ? "cp" : "tp";
+    chain.last = comm(r.rank, gather_scatter(Stream::tp_comm, category, name, placement_of(dim), bytes, op),
+                      {chain.last}, r.layer, r.mb, phase);
   }
   void etp_gather(const LayerRun& r, const char* name, Phase phase) {
     tp_stream_collective(r, *r.chain, layout::Dim::etp, name, r.cost->etp_bytes, comm::Collective::all_gather, phase);
@@ -379,6 +381,13 @@ class Builder {
   void bwd_recompute(const LayerRun& r) {
     const auto& c = *r.cost;
     compute(r.rank, c.recompute, "recompute", *r.chain, r.layer, r.mb, Phase::recompute, recompute_scope());
+    // Its communication, serial after the rerun compute (as one collective each; the forward interleaves them).
+    if (c.recompute_cp_bytes > 0)
+      tp_stream_collective(r, *r.chain, layout::Dim::cp, "cp_kv_exchange_recompute", c.recompute_cp_bytes,
+                           comm::Collective::reduce_scatter, Phase::recompute);
+    if (c.recompute_tp_bytes > 0)
+      tp_stream_collective(r, *r.chain, layout::Dim::tp, "tp_sp_collectives_recompute", c.recompute_tp_bytes,
+                           comm::Collective::reduce_scatter, Phase::recompute);
     if (c.recompute_redoes_ep) {
       if (l_.syncs_token_counts()) host_sync(r, Phase::recompute);
       r.chain->last = comm(r.rank, ep_comm("ep_dispatch_recompute", ep_.dispatch), {r.chain->last}, r.layer, r.mb, Phase::recompute);

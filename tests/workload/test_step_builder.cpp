@@ -358,3 +358,26 @@ TEST_CASE("the shared expert's SP collectives with TP > 1") {
   });
   check_once_per_moe_run(tp2, tp1, {"shared_expert_tp_gather", "shared_expert_tp_scatter", "shared_expert_tp_bwd"});
 }
+
+TEST_CASE("a recompute reruns the TP and CP communication of the forward it redoes") {
+  // small-moe: layer 0 dense, then MoE layers with a shared expert; rank 0 holds layers 0-3.
+  const Built full("h100x8.json", "dgx-h100", +[](layout::Layout& l) {
+    l.ep = 2, l.tp = 2, l.cp = 2, l.gpus = 16, l.recompute = layout::parse_recompute("full");
+  });
+  const Built act("h100x8.json", "dgx-h100", +[](layout::Layout& l) {
+    l.ep = 2, l.tp = 2, l.cp = 2, l.gpus = 16, l.recompute = layout::parse_recompute("selective: moe_act");
+  });
+  const Built core("h100x8.json", "dgx-h100", +[](layout::Layout& l) {
+    l.ep = 2, l.tp = 2, l.cp = 2, l.gpus = 16, l.recompute = layout::parse_recompute("selective: core_attn");
+  });
+  for (int rank : {0, 1}) {
+    const int layer_runs = full.count(rank, "recompute");  // one per layer and micro-batch
+    CHECK(layer_runs > 0);
+    CHECK(full.count(rank, "tp_sp_collectives_recompute") == layer_runs);
+    CHECK(full.count(rank, "cp_kv_exchange_recompute") == layer_runs);
+    CHECK(act.count(rank, "tp_sp_collectives_recompute") == 0);
+    CHECK(act.count(rank, "cp_kv_exchange_recompute") == 0);
+    CHECK(core.count(rank, "cp_kv_exchange_recompute") == core.count(rank, "recompute"));
+    CHECK(core.count(rank, "tp_sp_collectives_recompute") == 0);
+  }
+}
