@@ -41,7 +41,8 @@ const NameTable<CudaGraph>& cuda_graph_table() {
 }
 const NameTable<GroupedGemm>& grouped_gemm_table() {
   static const NameTable<GroupedGemm> t = {
-      {"auto", GroupedGemm::auto_}, {"per-expert", GroupedGemm::per_expert}, {"fused", GroupedGemm::fused}};
+      {"auto", GroupedGemm::auto_}, {"per-expert", GroupedGemm::per_expert}, {"fused", GroupedGemm::fused},
+      {"fused-mlp", GroupedGemm::fused_mlp}};
   return t;
 }
 const NameTable<GraphScope>& graph_scope_table() {

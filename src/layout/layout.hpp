@@ -47,10 +47,13 @@ struct CudaGraphSetting {
 };
 
 // How the routed experts' GEMMs run. per_expert = one cuBLAS GEMM per expert (Transformer Engine GroupedLinear's
-// default path); fused = one grouped kernel (TE's graph-safe grouped GEMM or fused grouped MLP, DeepGEMM, CUTLASS);
-// auto = fused with a full-iteration CUDA graph (which needs the graph-safe, sync-free grouped path), else
-// per_expert.
-enum class GroupedGemm { auto_, per_expert, fused };
+// default path); fused = one grouped kernel (TE's graph-safe grouped GEMM, DeepGEMM, CUTLASS); fused_mlp = TE's
+// fused grouped MLP (te.ops ForwardGroupedMLP_CuTeGEMMSwiGLU_MXFP8 / BackwardGroupedMLP, cuDNN CuTe DSL kernels,
+// MXFP8 only; Megatron's op fuser with NVTE_CUTEDSL_FUSED_GROUPED_MLP=1, Megatron-Bridge
+// cutedsl_fused_grouped_mlp): grouped kernels whose epilogues apply the gated activation (and its gradient), the
+// expert bias and the MXFP8 quantization of the next GEMM's input; auto = fused with a full-iteration CUDA graph
+// (which needs the graph-safe, sync-free grouped path), else per_expert.
+enum class GroupedGemm { auto_, per_expert, fused, fused_mlp };
 
 // Number formats of gradients reduced across data parallelism and of Adam's moments (moe-modeling.md §3.1).
 enum class Dtype { bf16, fp32 };
@@ -138,8 +141,10 @@ struct Layout {
   int edp() const { return gpus / nonzero(etp * ep * pp); }   // expert data parallel
   int num_microbatches() const { return gbs / nonzero(mbs * dp()); }
   bool uses_fused_grouped_gemm() const {
-    return grouped_gemm == GroupedGemm::fused || (grouped_gemm == GroupedGemm::auto_ && cuda_graph == CudaGraph::full);
+    return grouped_gemm == GroupedGemm::fused || grouped_gemm == GroupedGemm::fused_mlp ||
+           (grouped_gemm == GroupedGemm::auto_ && cuda_graph == CudaGraph::full);
   }
+  bool uses_fused_grouped_mlp() const { return grouped_gemm == GroupedGemm::fused_mlp; }
   bool uses_sequence_parallel() const { return tp > 1 && sequence_parallel.value_or(true); }
   // Routed token copies under the expert capacity relative to dropless balanced routing, for `tokens` tokens on a
   // rank: 1 when dropless; with C = ceil(factor x tokens x top_k / experts) per expert (Megatron moe_utils

@@ -24,7 +24,8 @@ const std::vector<LayoutField>& layout_fields() {
        "none | selective[: modules] | full[: uniform|block N]"},
       {"cuda_graph", "", K::cuda_graph, K::cuda_graph, "CUDA graphs: none | partial[: attn,mlp,moe_router,moe_preprocess,shared_experts] | full"},
       {"grouped_gemm", "", K::grouped_gemm, K::grouped_gemm,
-       "Routed-expert GEMMs: auto (fused with full CUDA graphs, else per-expert) | per-expert | fused"},
+       "Routed-expert GEMMs: auto (fused with full CUDA graphs, else per-expert) | per-expert | fused | fused-mlp "
+       "(TE's fused grouped MLP, activation in the GEMM epilogues; MXFP8)"},
       {"a2a_overlap", "overlap_moe_expert_parallel_comm", K::boolean, K::boolean,
        "Overlap the EP all-to-all with another micro-batch's compute (1F1B A2A overlap)"},
       {"tp_comm_overlap", "", K::boolean, K::boolean,

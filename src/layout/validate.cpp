@@ -76,6 +76,11 @@ std::vector<std::string> problems(const Layout& l, const ModelFacts& f) {
   if (l.tp_comm_overlap && !l.uses_sequence_parallel())
     out.push_back("tp_comm_overlap needs sequence parallelism (tp > 1 with sequence_parallel on)");
 
+  // TE's fused grouped MLP runs cuDNN's MXFP8 CuTe DSL kernels only (te.ops fused/forward_grouped_mlp.py).
+  if (l.uses_fused_grouped_mlp() && l.precision != Precision::mxfp8)
+    out.push_back("grouped_gemm fused-mlp needs precision mxfp8 (Transformer Engine's fused grouped MLP kernels are "
+                  "MXFP8-only), got " + std::string(to_string(l.precision)));
+
   // 1F1B all-to-all overlap prerequisites (Megatron arguments.py asserts for overlap_moe_expert_parallel_comm).
   if (l.a2a_overlap) {
     if (l.ep == 1) out.push_back("a2a_overlap needs expert parallelism (ep > 1)");

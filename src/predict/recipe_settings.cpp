@@ -28,6 +28,7 @@ std::optional<std::string> value_problem(const std::string& column, const std::s
     if (column == "recompute") layout::parse_recompute(value);
     if (column == "cuda_graph") layout::parse_cuda_graph_setting(value);
     if (column == "te_version") layout::parse_te_version(value);
+    if (column == "grouped_gemm") layout::parse_grouped_gemm(value);
   } catch (const std::invalid_argument& e) {
     return std::string(e.what());
   }
@@ -43,10 +44,10 @@ std::optional<std::string> value_problem(const std::string& column, const std::s
 }  // namespace
 
 const std::vector<std::string>& recipe_columns() {
-  // The last three are not groundtruth.csv columns: settings its schema has no place for.
+  // The last four are not groundtruth.csv columns: settings its schema has no place for.
   static const std::vector<std::string> columns = {"dispatcher", "recompute", "cuda_graph", "a2a_overlap", "mtp",
                                                    "expert_capacity_factor", "pad_expert_input_to_capacity",
-                                                   "te_version"};
+                                                   "te_version", "grouped_gemm"};
   return columns;
 }
 

@@ -89,6 +89,8 @@ std::optional<std::string> read_layout(const std::map<std::string, std::string>&
     // Optional column (not in groundtruth.csv's schema; recipe settings may add it): the TE release, MAJOR.MINOR.
     // Blank = the release of the container the source names (case_from_row), else the newest known.
     if (const std::string te = col(row, "te_version"); !te.empty()) l.te_version = layout::parse_te_version(te);
+    // Optional column, likewise: how the routed experts' GEMMs run (auto | per-expert | fused | fused-mlp).
+    if (const std::string gg = col(row, "grouped_gemm"); !gg.empty()) l.grouped_gemm = layout::parse_grouped_gemm(gg);
   } catch (const std::invalid_argument& e) {
     return std::string(e.what());
   }

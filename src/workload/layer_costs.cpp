@@ -46,7 +46,11 @@ class Costing {
   // A TE GroupedLinear over the local experts. Per-expert (TE's default): one cuBLAS GEMM per expert (multi-stream,
   // issued from a C++ loop), and in FP8 one quantize per expert per GEMM input. Fused: one grouped kernel with its
   // group quantize and setup kernels (TE #3038: about 4 kernels per GEMM whatever the expert count).
-  BlockCost grouped(const std::vector<I>& tokens, I n, I k, bool fused) const {
+  // `fused_input`: the GEMM's input arrives MXFP8-quantized from the previous fused kernel's epilogue (TE's fused
+  // grouped MLP: fc2's forward input from fc1's GLU epilogue, fc1's dgrad input from fc2's dGLU epilogue), so
+  // its cast is not a kernel of its own.
+  BlockCost grouped(const std::vector<I>& tokens, I n, I k, bool fused, bool fused_fwd_input = false,
+                    bool fused_dgrad_input = false) const {
     BlockCost c;
     I total = 0;
     for (I t : tokens) total += t;
@@ -61,8 +65,8 @@ class Costing {
     // wgrad: one k x n weight gradient per expert over its tokens: the same FLOP as the forward.
     c.wgrad = {ctx_.kernels.seconds(f, ctx_.device), kernels, launches};
     if (fp8) {
-      c.fwd += cast(total * k);
-      c.dgrad += cast(total * n);
+      if (!fused_fwd_input) c.fwd += cast(total * k);
+      if (!fused_dgrad_input) c.dgrad += cast(total * n);
       c.wgrad += cast(total * (k + n));  // column-wise copies for the weight gradient
     }
     if (mxfp8_ && !fused) add_grouped_scale_work(c, tokens, n, k);
@@ -382,13 +386,19 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     const double expert_copies = token_copies * etp;  // expert-side copies after the ETP gather
     const std::vector<I> tokens(static_cast<std::size_t>(local_experts), per_expert);
     const I f_local = f / l.etp;
-    add(c.experts, k.grouped(tokens, gated * f_local, h, l.uses_fused_grouped_gemm()));
+    // TE's fused grouped MLP (grouped_gemm fused-mlp) applies the activation, its gradient and the expert bias in
+    // the GEMM epilogues and hands the next GEMM its input already quantized: no activation, bias or cast kernels
+    // between fc1 and fc2 (the epilogue work is assumed hidden in the GEMMs).
+    const bool fused_mlp = l.uses_fused_grouped_mlp();
+    add(c.experts, k.grouped(tokens, gated * f_local, h, l.uses_fused_grouped_gemm(), false, fused_mlp));
     const auto act = activation(k, m.ffn, static_cast<double>(t_rank) * topk * routed * etp * f_local, "swiglu", "swiglu_bwd");
-    c.experts.fwd += act.fwd;
-    c.experts.dgrad += act.bwd;
-    expert_activation = act.fwd;
-    add(c.experts, k.grouped(tokens, h, f_local, l.uses_fused_grouped_gemm()));
-    if (m.ffn.linear_bias) {
+    if (!fused_mlp) {
+      c.experts.fwd += act.fwd;
+      c.experts.dgrad += act.bwd;
+      expert_activation = act.fwd;
+    }
+    add(c.experts, k.grouped(tokens, h, f_local, l.uses_fused_grouped_gemm(), fused_mlp, false));
+    if (m.ffn.linear_bias && !fused_mlp) {
       // Expert biases (GPT-OSS): cuBLAS grouped GEMM has no bias epilogue, so TE adds the bias and reduces dbias
       // in separate kernels over fc1's and fc2's outputs (TransformerEngine issue #2766; fused only by TE PR #2885,
       // 2026-04, assumed absent from the measured containers).

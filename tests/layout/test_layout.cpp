@@ -130,7 +130,7 @@ TEST_CASE("dispatcher, cuda graph and dtype names") {
   CHECK(parse_grouped_gemm("per_expert") == GroupedGemm::per_expert);
   CHECK(parse_grouped_gemm("Fused") == GroupedGemm::fused);
   CHECK(error_of([] { parse_grouped_gemm("fuse"); }) ==
-        "expected grouped_gemm auto | per-expert | fused, got \"fuse\" (did you mean \"fused\"?)");
+        "expected grouped_gemm auto | per-expert | fused | fused-mlp, got \"fuse\" (did you mean \"fused\"?)");
   // auto: the single grouped kernel only under a full-iteration graph (the graph-safe path); else TE's per-expert loop.
   Layout l;
   CHECK_FALSE(l.uses_fused_grouped_gemm());

@@ -140,3 +140,14 @@ TEST_CASE("padding experts to capacity needs a capacity factor") {
   CHECK(infeasible(l, deepseek_v3()) ==
         "pad_expert_input_to_capacity is not supported by the deepep dispatcher (Megatron refuses it)");
 }
+
+TEST_CASE("TE's fused grouped MLP needs MXFP8") {
+  Layout l = gb300_recipe();
+  l.grouped_gemm = GroupedGemm::fused_mlp;
+  CHECK(problems(l, deepseek_v3()).empty());
+  CHECK(l.uses_fused_grouped_gemm());
+  l.precision = Precision::fp8_tensorwise;
+  CHECK(infeasible(l, deepseek_v3()) == "grouped_gemm fused-mlp needs precision mxfp8 (Transformer Engine's fused "
+                                        "grouped MLP kernels are MXFP8-only), got fp8-tensorwise");
+  CHECK(parse_grouped_gemm("fused_mlp") == GroupedGemm::fused_mlp);
+}

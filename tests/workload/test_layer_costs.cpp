@@ -585,3 +585,25 @@ TEST_CASE("a shared expert with TP > 1 has its own SP all-gather and reduce-scat
   CHECK(c.shared_tp_bwd_bytes == doctest::Approx(1.5 * c.shared_tp_fwd_bytes).epsilon(1e-12));
   CHECK(f.costs(load("qwen3-30b-a3b"), true, l, dev).shared_tp_fwd_bytes == 0);  // no shared expert
 }
+
+TEST_CASE("TE's fused grouped MLP: no activation kernels and no cast between fc1 and fc2, GEMMs unchanged") {
+  Fixture f;
+  const auto q = load("qwen3-30b-a3b");  // SwiGLU; 16 local experts x 2048 copies; hidden 2048, expert ffn 768
+  const auto dev = rates("gb300-nvl72");
+  auto l = base_layout(8);
+  l.precision = layout::Precision::mxfp8;
+  l.grouped_gemm = layout::GroupedGemm::fused;
+  const auto grouped = f.costs(q, true, l, dev);
+  l.grouped_gemm = layout::GroupedGemm::fused_mlp;
+  const auto fused = f.costs(q, true, l, dev);
+  auto mb = [&](double bytes) { return f.model->seconds(kernels::MemoryBound{bytes, "x"}, dev); };
+  const double copies = 4096.0 * 8;
+  // Forward: the SwiGLU (reads gate and up, writes the product: 3 BF16 passes over copies x 768) and fc2's input
+  // quantize (BF16 in, FP8 out); backward: the SwiGLU gradient (twice the passes) and fc1's grad-output quantize.
+  CHECK(grouped.experts.fwd.seconds - fused.experts.fwd.seconds ==
+        doctest::Approx(mb(copies * 768 * 2 * 3) + mb(copies * 768 * 3)).epsilon(1e-9));
+  CHECK(grouped.experts.dgrad.seconds - fused.experts.dgrad.seconds ==
+        doctest::Approx(mb(copies * 768 * 2 * 6) + mb(copies * 2 * 768 * 3)).epsilon(1e-9));
+  CHECK(grouped.experts.wgrad.seconds == fused.experts.wgrad.seconds);
+  CHECK(grouped.experts.fwd.kernels - fused.experts.fwd.kernels == 2);  // the activation and the cast
+}
