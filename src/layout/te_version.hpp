@@ -42,6 +42,11 @@ inline constexpr TeVersion kTeMxfp8FusedSwizzle{2, 12};
 //   except FP8 primary weights.
 inline constexpr TeVersion kTeMxfp8WeightPreswizzle{2, 18};
 
+// TE's fused grouped MLP (te.ops ForwardGroupedMLP_CuTeGEMMSwiGLU_MXFP8): Megatron's experts.py takes it from TE
+// 2.14; the clamped GLU (ScaledClampedQGeGLU) and fc2's bias scaling it needs for GPT-OSS exist from 2.15.
+inline constexpr TeVersion kTeFusedGroupedMlp{2, 14};
+inline constexpr TeVersion kTeFusedGroupedMlpClampedBias{2, 15};
+
 // "MAJOR.MINOR", optionally with a leading 'v' and a patch or local suffix that is ignored ("2.14.1",
 // "2.14+71bbefb", "v2.9"). Throws std::invalid_argument naming the expected form.
 TeVersion parse_te_version(std::string_view text);

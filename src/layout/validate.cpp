@@ -77,9 +77,18 @@ std::vector<std::string> problems(const Layout& l, const ModelFacts& f) {
     out.push_back("tp_comm_overlap needs sequence parallelism (tp > 1 with sequence_parallel on)");
 
   // TE's fused grouped MLP runs cuDNN's MXFP8 CuTe DSL kernels only (te.ops fused/forward_grouped_mlp.py).
-  if (l.uses_fused_grouped_mlp() && l.precision != Precision::mxfp8)
-    out.push_back("grouped_gemm fused-mlp needs precision mxfp8 (Transformer Engine's fused grouped MLP kernels are "
-                  "MXFP8-only), got " + std::string(to_string(l.precision)));
+  if (l.uses_fused_grouped_mlp()) {
+    if (l.precision != Precision::mxfp8)
+      out.push_back("grouped_gemm fused-mlp needs precision mxfp8 (Transformer Engine's fused grouped MLP kernels are "
+                    "MXFP8-only), got " + std::string(to_string(l.precision)));
+    // Megatron experts.py _is_fused_impl_supported: no expert tensor parallelism, TE 2.14 or newer.
+    if (l.etp > 1) out.push_back("grouped_gemm fused-mlp needs etp=1 (Megatron's fused grouped MLP has no expert TP)");
+    const TeVersion needed = f.clamped_or_biased_experts ? kTeFusedGroupedMlpClampedBias : kTeFusedGroupedMlp;
+    if (l.te_version < needed)
+      out.push_back("grouped_gemm fused-mlp needs te_version " + to_string(needed) + " or newer" +
+                    (f.clamped_or_biased_experts ? " for clamped or biased experts" : "") + ", got " +
+                    to_string(l.te_version));
+  }
 
   // 1F1B all-to-all overlap prerequisites (Megatron arguments.py asserts for overlap_moe_expert_parallel_comm).
   if (l.a2a_overlap) {

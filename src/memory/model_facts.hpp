@@ -15,6 +15,7 @@ inline layout::ModelFacts model_facts(const model::ModelSpec& m) {
   f.num_query_groups = m.attention.kind == model::AttentionKind::mla ? f.num_attention_heads
                                                                      : static_cast<int>(m.attention.num_query_groups);
   f.mtp_layers_available = static_cast<int>(m.mtp_num_layers);
+  f.clamped_or_biased_experts = m.ffn.activation_clamp > 0 || m.ffn.linear_bias;
   return f;
 }
 

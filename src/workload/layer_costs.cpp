@@ -46,9 +46,10 @@ class Costing {
   // A TE GroupedLinear over the local experts. Per-expert (TE's default): one cuBLAS GEMM per expert (multi-stream,
   // issued from a C++ loop), and in FP8 one quantize per expert per GEMM input. Fused: one grouped kernel with its
   // group quantize and setup kernels (TE #3038: about 4 kernels per GEMM whatever the expert count).
-  // `fused_input`: the GEMM's input arrives MXFP8-quantized from the previous fused kernel's epilogue (TE's fused
-  // grouped MLP: fc2's forward input from fc1's GLU epilogue, fc1's dgrad input from fc2's dGLU epilogue), so
-  // its cast is not a kernel of its own.
+  // `fused_fwd_input` / `fused_dgrad_input`: the GEMM's forward input / grad output arrives MXFP8-quantized,
+  // row- and column-wise, from the previous fused kernel's epilogue (TE's fused grouped MLP: fc2's forward input
+  // from fc1's GLU epilogue, fc1's grad output from fc2's dGLU epilogue, both writing d_col_tensor too), so
+  // neither its cast nor its column-wise copy for the wgrad is a kernel of its own.
   BlockCost grouped(const std::vector<I>& tokens, I n, I k, bool fused, bool fused_fwd_input = false,
                     bool fused_dgrad_input = false) const {
     BlockCost c;
@@ -67,7 +68,8 @@ class Costing {
     if (fp8) {
       if (!fused_fwd_input) c.fwd += cast(total * k);
       if (!fused_dgrad_input) c.dgrad += cast(total * n);
-      c.wgrad += cast(total * (k + n));  // column-wise copies for the weight gradient
+      // column-wise copies for the weight gradient
+      c.wgrad += cast(total * ((fused_fwd_input ? 0 : k) + (fused_dgrad_input ? 0 : n)));
     }
     if (mxfp8_ && !fused) add_grouped_scale_work(c, tokens, n, k);
     return c;
@@ -398,7 +400,11 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
       expert_activation = act.fwd;
     }
     add(c.experts, k.grouped(tokens, h, f_local, l.uses_fused_grouped_gemm(), fused_mlp, false));
-    if (m.ffn.linear_bias && !fused_mlp) {
+    if (m.ffn.linear_bias && fused_mlp) {
+      // The fused MLP applies both biases in its epilogues; fc2's dbias (with the probs' gradient) is still a
+      // kernel over fc2's grad output (TE backward_grouped_mlp.py: compute_grouped_dbias_dscales, Triton).
+      c.experts.wgrad += k.internal(static_cast<double>(t_rank) * topk * routed * etp * kBf16 * h, "expert_dbias", 1);
+    } else if (m.ffn.linear_bias) {
       // Expert biases (GPT-OSS): cuBLAS grouped GEMM has no bias epilogue, so TE adds the bias and reduces dbias
       // in separate kernels over fc1's and fc2's outputs (TransformerEngine issue #2766; fused only by TE PR #2885,
       // 2026-04, assumed absent from the measured containers).
@@ -491,6 +497,7 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     c.recompute += c.pre_dispatch.fwd;
     c.recompute_experts = moe_rest();
     c.recompute_redoes_ep = moe_layer && l.ep > 1;
+    c.recompute_redoes_experts = moe_layer;
     c.recompute_tp_bytes = c.tp_fwd_bytes + c.shared_tp_fwd_bytes;
     c.recompute_cp_bytes = c.cp_fwd_bytes;
   } else if (r.granularity == layout::RecomputeGranularity::selective) {
@@ -507,6 +514,7 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
         c.recompute += c.pre_dispatch.fwd;
         c.recompute_experts = moe_rest();
         c.recompute_redoes_ep = l.ep > 1;
+        c.recompute_redoes_experts = true;
         c.recompute_tp_bytes = c.shared_tp_fwd_bytes;
       } else if (r.has(RecomputeModule::moe_act)) {
         c.recompute += expert_activation;

@@ -60,6 +60,7 @@ struct LayerCosts {
   // checkpoints MoELayer's whole forward). Other policies leave recompute_experts empty.
   Block recompute_experts;
   bool recompute_redoes_ep = false;
+  bool recompute_redoes_experts = false;  // an MoE layer's recompute reruns its routed experts (full, moe)
   // Communication the recompute redoes: the TP/SP collectives of the forward it reruns (full: the whole layer's;
   // selective mlp: a dense MLP's half; moe / shared_experts: the shared expert's) and the CP ring exchange of a
   // rerun core attention (full, core_attn). Bytes per GPU, as the forward's.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <utility>
 
 #include "core/error.hpp"
 #include "layout/rank_map.hpp"
@@ -380,21 +381,24 @@ class Builder {
   // dropless token-count sync, as in the forward) and combine around the recomputed experts.
   void bwd_recompute(const LayerRun& r) {
     const auto& c = *r.cost;
+    // Its communication as one collective each (the forward interleaves them with its blocks): the TP/SP
+    // collectives before the rerun compute, split and overlapped with it as the forward's are under
+    // tp_comm_overlap; the CP ring exchange after it.
+    const OpId tp = c.recompute_tp_bytes > 0
+                        ? tp_collectives(r, "tp_sp_collectives_recompute", c.recompute_tp_bytes, Phase::recompute)
+                        : -1;
     compute(r.rank, c.recompute, "recompute", *r.chain, r.layer, r.mb, Phase::recompute, recompute_scope());
-    // Its communication, serial after the rerun compute (as one collective each; the forward interleaves them).
+    join_tp(r, tp);
     if (c.recompute_cp_bytes > 0)
       tp_stream_collective(r, *r.chain, layout::Dim::cp, "cp_kv_exchange_recompute", c.recompute_cp_bytes,
-                           comm::Collective::reduce_scatter, Phase::recompute);
-    if (c.recompute_tp_bytes > 0)
-      tp_stream_collective(r, *r.chain, layout::Dim::tp, "tp_sp_collectives_recompute", c.recompute_tp_bytes,
                            comm::Collective::reduce_scatter, Phase::recompute);
     if (c.recompute_redoes_ep) {
       if (l_.syncs_token_counts()) host_sync(r, Phase::recompute);
       r.chain->last = comm(r.rank, ep_comm("ep_dispatch_recompute", ep_.dispatch), {r.chain->last}, r.layer, r.mb, Phase::recompute);
     }
-    if (c.recompute_redoes_ep) etp_gather(r, "etp_gather_recompute", Phase::recompute);
+    if (c.recompute_redoes_experts) etp_gather(r, "etp_gather_recompute", Phase::recompute);
     compute(r.rank, c.recompute_experts, "recompute_experts", *r.chain, r.layer, r.mb, Phase::recompute);
-    if (c.recompute_redoes_ep) etp_scatter(r, "etp_scatter_recompute", Phase::recompute);
+    if (c.recompute_redoes_experts) etp_scatter(r, "etp_scatter_recompute", Phase::recompute);
     if (c.recompute_redoes_ep)
       r.chain->last = comm(r.rank, ep_comm("ep_combine_recompute", ep_.combine), {r.chain->last}, r.layer, r.mb, Phase::recompute);
   }
@@ -414,15 +418,17 @@ class Builder {
     // reduce-scatter, around the experts' dgrad.
     if (r.moe) etp_gather(r, "etp_gather_bwd", Phase::bwd_dgrad);
     compute(r.rank, c.experts.dgrad, r.moe ? "experts_dgrad" : "mlp_dgrad", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, r.moe ? 0 : kMlp);
+    experts_dgrad_ = r.chain->last;  // bwd_dispatch's wgrad and shared-expert work wait for this, not the scatter
     if (r.moe) etp_scatter(r, "etp_scatter_bwd", Phase::bwd_dgrad);
     if (!r.moe) compute(r.rank, c.experts.wgrad, "mlp_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, kMlp);
     join_tp(r, tp);
   }
   OpId bwd_dispatch(const LayerRun& r) {
     if (!r.moe) return -1;
-    const OpId dgrad = r.chain->last;
-    const OpId d = comm(r.rank, ep_comm("ep_dispatch_bwd", ep_.dispatch_bwd), {dgrad}, r.layer, r.mb, Phase::bwd_dgrad);
-    // The experts' weight gradients run while the dispatch-gradient all-to-all is in flight (delayed wgrad).
+    const OpId d = comm(r.rank, ep_comm("ep_dispatch_bwd", ep_.dispatch_bwd), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
+    // The experts' weight gradients run while the dispatch-gradient all-to-all (and, with ETP, the reduce-scatter
+    // before it) is in flight (delayed wgrad).
+    const OpId dgrad = std::exchange(experts_dgrad_, -1);
     Chain w{dgrad};
     compute(r.rank, r.cost->experts.wgrad, "experts_wgrad", w, r.layer, r.mb, Phase::bwd_wgrad);
     Chain s{dgrad};
@@ -683,6 +689,7 @@ class Builder {
   memory::MemoryEstimate memory_;
   OpGraph* g_ = nullptr;
   OpId cp_pending_ = -1;
+  OpId experts_dgrad_ = -1;  // the last MoE layer's experts_dgrad op, from bwd_mlp to bwd_dispatch
   std::vector<OpId> bwd_pending_;
   std::map<std::tuple<bool, int, int>, OpId> pending_inputs_;
   std::map<std::pair<int, int>, OpId> param_gather_;

@@ -150,4 +150,21 @@ TEST_CASE("TE's fused grouped MLP needs MXFP8") {
   CHECK(infeasible(l, deepseek_v3()) == "grouped_gemm fused-mlp needs precision mxfp8 (Transformer Engine's fused "
                                         "grouped MLP kernels are MXFP8-only), got fp8-tensorwise");
   CHECK(parse_grouped_gemm("fused_mlp") == GroupedGemm::fused_mlp);
+  // Megatron's experts.py: no expert TP, and TE 2.14 (2.15 for GPT-OSS's clamped GLU and expert biases).
+  l = gb300_recipe();
+  l.grouped_gemm = GroupedGemm::fused_mlp;
+  l.etp = 2;
+  l.gpus = 512;
+  CHECK(infeasible(l, deepseek_v3()) == "grouped_gemm fused-mlp needs etp=1 (Megatron's fused grouped MLP has no "
+                                        "expert TP)");
+  l = gb300_recipe();
+  l.grouped_gemm = GroupedGemm::fused_mlp;
+  l.te_version = {2, 13};
+  CHECK(infeasible(l, deepseek_v3()) == "grouped_gemm fused-mlp needs te_version 2.14 or newer, got 2.13");
+  l.te_version = {2, 14};
+  CHECK(problems(l, deepseek_v3()).empty());
+  auto oss = deepseek_v3();
+  oss.clamped_or_biased_experts = true;
+  CHECK(infeasible(l, oss) == "grouped_gemm fused-mlp needs te_version 2.15 or newer for clamped or biased experts, "
+                              "got 2.14");
 }

@@ -570,6 +570,20 @@ TEST_CASE("expert tensor parallelism: the experts' FLOPs per GPU stay those of E
   CHECK(ratio > 0.9);
   CHECK(ratio < 1.5);
   CHECK(two.ep_dispatch_bytes == one.ep_dispatch_bytes);  // the all-to-all is over the EP group either way
+
+  // Exactly, in BF16 (no casts): per expert etp x 2048 copies through fc1 (2 x 768 / etp wide) and fc2 (768 / etp
+  // deep), the SwiGLU over all of them (the same bytes whatever etp), and the expert-side sort and unsort over the
+  // gathered copies (etp x this GPU's).
+  auto expected_fwd = [&](std::int64_t e) {
+    const std::vector<std::int64_t> tokens(16, 2048 * e);
+    const double copies = 4096.0 * 8 * e;
+    auto mb = [&](double bytes) { return f.model->seconds(kernels::MemoryBound{bytes, "x"}, dev); };
+    return f.model->seconds(kernels::GroupedGemm{tokens, 2 * 768 / e, 2048, kernels::DType::bf16, true}, dev) +
+           f.model->seconds(kernels::GroupedGemm{tokens, 2048, 768 / e, kernels::DType::bf16, true}, dev) +
+           mb(4096.0 * 8 * 768 * 2 * 3) + 2 * mb(copies * 2048 * 2 * 2);
+  };
+  CHECK(one.experts.fwd.seconds == doctest::Approx(expected_fwd(1)).epsilon(1e-9));
+  CHECK(two.experts.fwd.seconds == doctest::Approx(expected_fwd(2)).epsilon(1e-9));
 }
 
 TEST_CASE("a shared expert with TP > 1 has its own SP all-gather and reduce-scatter") {
@@ -590,12 +604,16 @@ TEST_CASE("TE's fused grouped MLP: no activation kernels and no cast between fc1
   Fixture f;
   const auto q = load("qwen3-30b-a3b");  // SwiGLU; 16 local experts x 2048 copies; hidden 2048, expert ffn 768
   const auto dev = rates("gb300-nvl72");
-  auto l = base_layout(8);
-  l.precision = layout::Precision::mxfp8;
-  l.grouped_gemm = layout::GroupedGemm::fused;
-  const auto grouped = f.costs(q, true, l, dev);
-  l.grouped_gemm = layout::GroupedGemm::fused_mlp;
-  const auto fused = f.costs(q, true, l, dev);
+  // The experts of `model` on the grouped path (fused) and on the fused grouped MLP (fused_mlp).
+  auto both = [&](const model::ModelSpec& model) {
+    auto l = base_layout(8);
+    l.precision = layout::Precision::mxfp8;
+    l.grouped_gemm = layout::GroupedGemm::fused;
+    auto a = f.costs(model, true, l, dev);
+    l.grouped_gemm = layout::GroupedGemm::fused_mlp;
+    return std::make_pair(a, f.costs(model, true, l, dev));
+  };
+  const auto [grouped, fused] = both(q);
   auto mb = [&](double bytes) { return f.model->seconds(kernels::MemoryBound{bytes, "x"}, dev); };
   const double copies = 4096.0 * 8;
   // Forward: the SwiGLU (reads gate and up, writes the product: 3 BF16 passes over copies x 768) and fc2's input
@@ -604,6 +622,15 @@ TEST_CASE("TE's fused grouped MLP: no activation kernels and no cast between fc1
         doctest::Approx(mb(copies * 768 * 2 * 3) + mb(copies * 768 * 3)).epsilon(1e-9));
   CHECK(grouped.experts.dgrad.seconds - fused.experts.dgrad.seconds ==
         doctest::Approx(mb(copies * 768 * 2 * 6) + mb(copies * 2 * 768 * 3)).epsilon(1e-9));
-  CHECK(grouped.experts.wgrad.seconds == fused.experts.wgrad.seconds);
+  // The epilogues also write those two tensors column-wise: the wgrad casts keep only fc1's input and fc2's
+  // grad output (2048 wide each) of fc1's 2048 + 1536 and fc2's 768 + 2048.
+  CHECK(grouped.experts.wgrad.seconds - fused.experts.wgrad.seconds ==
+        doctest::Approx(mb(copies * (2048 + 1536) * 3) + mb(copies * (768 + 2048) * 3) - 2 * mb(copies * 2048 * 3))
+            .epsilon(1e-9));
   CHECK(grouped.experts.fwd.kernels - fused.experts.fwd.kernels == 2);  // the activation and the cast
+
+  // GPT-OSS (expert biases): both bias adds and fc1's dbias go into the epilogues; fc2's dbias stays a kernel.
+  const auto [oss_grouped, oss_fused] = both(load("gpt-oss-120b"));
+  CHECK(oss_grouped.experts.wgrad.kernels - oss_fused.experts.wgrad.kernels == 1);
+  CHECK(oss_grouped.experts.fwd.kernels - oss_fused.experts.fwd.kernels == 7 + 1 + 2);  // clamped GLU ops, cast, bias adds
 }

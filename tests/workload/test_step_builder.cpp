@@ -348,6 +348,33 @@ TEST_CASE("ETP > 1 gathers and scatters the dispatched tokens around the experts
     l.etp = 2;
   });
   check_once_per_moe_run(two, one, {"etp_gather", "etp_scatter", "etp_gather_bwd", "etp_scatter_bwd"});
+  // In order: each experts_fwd waits for its layer's gather, each scatter for its experts_fwd; the experts' dgrad
+  // for the backward gather, and the experts' wgrad not for the backward scatter.
+  const auto& g = two.w.graph;
+  auto name_of = [&](workload::OpId id) { return g.names()[g.ops()[static_cast<std::size_t>(id)].name]; };
+  auto depends_on = [&](const workload::Op& op, const char* name) {
+    for (auto d : op.deps)
+      if (name_of(d) == name) return true;
+    return false;
+  };
+  int checked = 0;
+  for (const auto& op : g.ops()) {
+    const std::string name = g.names()[op.name];
+    if (name == "experts_fwd" || name == "etp_scatter" || name == "experts_dgrad" || name == "experts_wgrad") ++checked;
+    if (name == "experts_fwd") CHECK(depends_on(op, "etp_gather"));
+    if (name == "etp_scatter") CHECK(depends_on(op, "experts_fwd"));
+    if (name == "experts_dgrad") CHECK(depends_on(op, "etp_gather_bwd"));
+    if (name == "experts_wgrad") CHECK_FALSE(depends_on(op, "etp_scatter_bwd"));
+  }
+  CHECK(checked == 4 * two.count(0, "ep_dispatch") + 4 * two.count(1, "ep_dispatch"));
+  // A recompute that reruns the experts gathers and scatters again, even without EP.
+  const Built no_ep("h100x8.json", "dgx-h100", [](layout::Layout& l) {
+    l.ep = 1;
+    l.etp = 2;
+    l.recompute = layout::parse_recompute("full");
+  });
+  CHECK(no_ep.count(0, "etp_gather_recompute") == no_ep.count(0, "etp_gather"));
+  CHECK(no_ep.count(0, "etp_gather_recompute") > 0);
 }
 
 TEST_CASE("the shared expert's SP collectives with TP > 1") {
