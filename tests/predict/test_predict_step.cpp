@@ -216,6 +216,9 @@ TEST_CASE("layout_summary names the parallel sizes and the stack") {
   auto old_te = h100x8().layout;
   old_te.te_version = {2, 9};
   CHECK(predict::layout_summary(old_te).ends_with(", cuda graph none, TE 2.9"));
+  auto fused = old_te;
+  fused.grouped_gemm = layout::GroupedGemm::fused_mlp;
+  CHECK(predict::layout_summary(fused).ends_with(", cuda graph none, fused grouped MLP, TE 2.9"));
 }
 
 TEST_CASE("host share: GPU idle time while ready ops waited for their launch; grows with host costs, vanishes in a full graph") {
