@@ -12,6 +12,9 @@ using layout::RecomputeModule;
 using I = std::int64_t;
 
 constexpr double kBf16 = 2.0;
+// A backward moves the transposed TP collectives plus a re-gather of the sharded inputs for wgrad
+// (moe-modeling.md §4.1): about 1.5x the forward's bytes, a rule of thumb.
+constexpr double kTpBackwardFactor = 1.5;
 
 // How a te.Linear is split over the TP group (its sequence-parallel collectives and quantizers follow from it).
 enum class Parallel { duplicated, column, row };
@@ -438,7 +441,7 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
       // With TP > 1 it is a TP-sharded MLP over the sequence-parallel tokens: an all-gather in, a reduce-scatter
       // out (an all-reduce without SP), as a dense MLP's (its GEMM FLOPs per GPU are the same either way).
       c.shared_tp_fwd_bytes = sp ? 2 * tp_coll : tp_allreduce;
-      c.shared_tp_bwd_bytes = 1.5 * c.shared_tp_fwd_bytes;
+      c.shared_tp_bwd_bytes = kTpBackwardFactor * c.shared_tp_fwd_bytes;
     }
 
     // EP volumes (moe-modeling.md §4.2), comm/'s accounting per dispatcher. Dispatch in BF16 except DeepEP with
@@ -471,8 +474,7 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     add(c.experts, k.linear(t_full, h, f / tp, Parallel::row));
     c.tp_fwd_bytes = sp ? 4 * tp_coll : 2 * tp_allreduce;  // attention and MLP: AG + RS each
   }
-  // Backward: the transposed collectives plus a re-gather of the sharded inputs for wgrad (§4.1): ~1.5x.
-  c.tp_bwd_bytes = 1.5 * c.tp_fwd_bytes;
+  c.tp_bwd_bytes = kTpBackwardFactor * c.tp_fwd_bytes;
 
   if (l.cp > 1) {  // ring attention moves the per-head K and V (MLA: up-projected, §4.5)
     const auto& a = m.attention;

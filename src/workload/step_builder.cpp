@@ -266,9 +266,7 @@ class Builder {
   // The serial part, after the chain; returns the bytes left for tp_overlapped (0 without overlap).
   double tp_serial(const LayerRun& r, const char* name, double bytes, Phase phase) {
     const double serial = l_.tp_comm_overlap ? bytes / l_.tp : bytes;
-    r.chain->last = comm(r.rank, gather_scatter(Stream::tp_comm, "tp", name, placement_of(layout::Dim::tp), serial,
-                                                comm::Collective::reduce_scatter),
-                         {r.chain->last}, r.layer, r.mb, phase);
+    tp_stream_collective(r, *r.chain, layout::Dim::tp, name, serial, comm::Collective::reduce_scatter, phase);
     return bytes - serial;
   }
   OpId tp_overlapped(const LayerRun& r, double bytes, Phase phase) {
@@ -418,8 +416,10 @@ class Builder {
     // reduce-scatter, around the experts' dgrad.
     if (r.moe) etp_gather(r, "etp_gather_bwd", Phase::bwd_dgrad);
     compute(r.rank, c.experts.dgrad, r.moe ? "experts_dgrad" : "mlp_dgrad", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, r.moe ? 0 : kMlp);
-    experts_dgrad_ = r.chain->last;  // bwd_dispatch's wgrad and shared-expert work wait for this, not the scatter
-    if (r.moe) etp_scatter(r, "etp_scatter_bwd", Phase::bwd_dgrad);
+    if (r.moe) {
+      experts_dgrad_ = r.chain->last;  // bwd_dispatch's wgrad and shared-expert work wait for this, not the scatter
+      etp_scatter(r, "etp_scatter_bwd", Phase::bwd_dgrad);
+    }
     if (!r.moe) compute(r.rank, c.experts.wgrad, "mlp_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, kMlp);
     join_tp(r, tp);
   }
@@ -450,10 +450,8 @@ class Builder {
                         ? tp_collectives(r, "tp_sp_collectives_bwd", r.moe ? c.tp_bwd_bytes : c.tp_bwd_bytes / 2, Phase::bwd_dgrad)
                         : -1;
     compute(r.rank, c.attention.dgrad, "attention_dgrad", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, kAttn);
-    if (c.cp_bwd_bytes > 0) {
-      const auto g = placement_of(layout::Dim::cp);
-      r.chain->last = comm(r.rank, gather_scatter(Stream::tp_comm, "cp", "cp_kv_exchange_bwd", g, c.cp_bwd_bytes, comm::Collective::reduce_scatter), {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
-    }
+    tp_stream_collective(r, *r.chain, layout::Dim::cp, "cp_kv_exchange_bwd", c.cp_bwd_bytes,
+                         comm::Collective::reduce_scatter, Phase::bwd_dgrad);
     compute(r.rank, c.attention.wgrad, "attention_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, kAttn);
     join_tp(r, tp);
   }
