@@ -71,6 +71,24 @@ std::vector<BusBwMeasurement> nvls_measurements(Arch arch) {
           {src + "8G: 480.0 GB/s", AR, N, 8, 8 * kGiB, 480.0 * kGBps, kNvlink4}};
 }
 
+std::vector<BusBwMeasurement> alltoall_scale_up_measurements(Arch arch) {
+  if (arch == Arch::hopper) return {};
+  // Native NCCL 2.29.7 alltoall_perf, 8 ranks on one 8 x B300 SXM6 box (every GPU pair NV18, NVLink 5),
+  // out-of-place algbw: uccl-project/uccl experimental/ukernel/docs/b300_native_nccl_measurements.md @01aaa38e
+  // ("Latest full-size sweep (2026-08-06)", column "native 8r"). busbw = algbw x 7/8 (nccl-tests all-to-all).
+  // Sizes are nccl-tests' binary multiples. Below 16 MiB the sweep is latency-bound (LL protocol), as the ring
+  // curve's left-out 1 MiB point.
+  const std::string src = "uccl b300_native_nccl_measurements.md NCCL 2.29.7 8 x B300 alltoall algbw at ";
+  const auto A2A = Collective::all_to_all;
+  const auto D = Algorithm::direct;
+  const double bus = 7.0 / 8.0;
+  return {{src + "16M: 306.7 GB/s", A2A, D, 8, 16 * kMiB, 306.7 * bus * kGBps, kNvlink5},
+          {src + "32M: 392.0 GB/s", A2A, D, 8, 32 * kMiB, 392.0 * bus * kGBps, kNvlink5},
+          {src + "64M: 488.6 GB/s", A2A, D, 8, 64 * kMiB, 488.6 * bus * kGBps, kNvlink5},
+          {src + "128M: 564.9 GB/s", A2A, D, 8, 128 * kMiB, 564.9 * bus * kGBps, kNvlink5},
+          {src + "256M: 620.3 GB/s", A2A, D, 8, 256 * kMiB, 620.3 * bus * kGBps, kNvlink5}};
+}
+
 DispatchMeasurement dispatcher_measurement(Dispatcher d, Arch arch, bool over_rdma, bool large_domain) {
   const bool hopper = arch == Arch::hopper;
   const std::string csv = "comm-microbench.csv ";
@@ -181,8 +199,9 @@ Fabric builtin_fabric(Arch arch, double scale_up_Bps, double scale_out_Bps, bool
     e.alltoall_scale_up = e.ring_scale_up;
   } else {
     e.nvls = flat(0.74, "hardware.md §5.3 NCCL tuner NVLS efficiency, Blackwell 0.74 [S21]");
-    // assumption: no NCCL all-to-all figure on NVLink5 (hardware.md §6); the ring curve stands in.
-    e.alltoall_scale_up = e.ring_scale_up;
+    // Measured on an 8-GPU B300 box (alltoall_scale_up_measurements); assumption: the same on B200 and inside
+    // an NVL72 rack.
+    e.alltoall_scale_up = curve_from(alltoall_scale_up_measurements(a), lat);
   }
   const bool big = large_domain;
   e.deepep_scale_up = derive_dispatcher_efficiency(dispatcher_measurement(Dispatcher::deepep, a, false, big), lat);

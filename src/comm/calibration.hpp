@@ -38,6 +38,8 @@ struct DispatchMeasurement {
 // The measurements behind each architecture's factors (blackwell_ultra uses blackwell's).
 std::vector<BusBwMeasurement> ring_scale_up_measurements(kernels::Arch arch);
 std::vector<BusBwMeasurement> nvls_measurements(kernels::Arch arch);  // empty where a flat factor is used
+// NCCL all-to-all inside one NVLink domain; empty where the ring curve stands in (Hopper, per [S10]).
+std::vector<BusBwMeasurement> alltoall_scale_up_measurements(kernels::Arch arch);
 // `large_domain`: the scale-up domain is a multi-node NVLink rack (NVL72) rather than an 8-GPU box; Blackwell
 // NVLink rows then come from EP32 measurements on GB200.
 DispatchMeasurement dispatcher_measurement(Dispatcher d, kernels::Arch arch, bool over_rdma, bool large_domain = false);

@@ -11,7 +11,9 @@ TEST_CASE("the achieved-bandwidth curves reproduce the busbw measurements they c
     auto ms = ring_scale_up_measurements(arch);
     const auto nv = nvls_measurements(arch);
     ms.insert(ms.end(), nv.begin(), nv.end());
-    CHECK(ms.size() == (arch == Arch::hopper ? 8u : 4u));
+    const auto a2a = alltoall_scale_up_measurements(arch);
+    ms.insert(ms.end(), a2a.begin(), a2a.end());
+    CHECK(ms.size() == (arch == Arch::hopper ? 8u : 9u));
     for (const auto& m : ms) {
       const Fabric f = builtin_fabric(arch, m.link_Bps, 50e9);
       const auto c = collective_cost({m.op, m.algorithm, {m.ranks, m.ranks}, m.message_bytes}, f);
@@ -25,6 +27,13 @@ TEST_CASE("the achieved-bandwidth curves reproduce the busbw measurements they c
   CHECK(h.efficiency.ring_scale_up.at(8.0 * (1 << 30)) == doctest::Approx(370.0 / 450).epsilon(1e-3));
   CHECK(h.efficiency.nvls.at(8.0 * (1 << 30)) == doctest::Approx(480.0 / 1.75 / 450).epsilon(1e-3));
   CHECK(h.efficiency.nvls.at(1 << 20) < h.efficiency.nvls.at(1 << 30));
+  // Hopper's intra-node all-to-all is the ring figure [S10]; NVLink 5's is its own measured curve, below the
+  // ring's at training sizes (B300 alltoall 620 GB/s algbw at 256 MiB vs the GB200 tray's all-reduce curve).
+  CHECK(h.efficiency.alltoall_scale_up.at(256.0 * (1 << 20)) == h.efficiency.ring_scale_up.at(256.0 * (1 << 20)));
+  const Fabric b = builtin_fabric(Arch::blackwell, 900e9, 50e9);
+  CHECK(b.efficiency.alltoall_scale_up.points().size() == 5u);
+  CHECK(b.efficiency.alltoall_scale_up.at(256.0 * (1 << 20)) < b.efficiency.ring_scale_up.at(256.0 * (1 << 20)));
+  CHECK(b.efficiency.alltoall_scale_up.at(16.0 * (1 << 20)) < b.efficiency.alltoall_scale_up.at(256.0 * (1 << 20)));
 }
 
 TEST_CASE("the dispatcher factors reproduce the comm-microbench.csv rows they came from") {
