@@ -23,6 +23,7 @@ const std::vector<Entry>& table() {
       {"elementwise_hbm_fraction_blackwell", Range::fraction},
       {"kernel_fixed_us", Range::non_negative},
       {"grouped_gemm_overhead_rows", Range::non_negative},
+      {"gemm_ceiling_mxfp8_blackwell", Range::fraction},
   };
   return t;
 }
@@ -75,6 +76,12 @@ void set_kernel_param(KernelEfficiencyParams& p, const std::string& name, double
   if (name == "hbm_fraction") p.hbm_fraction = value;
   else if (name == "kernel_fixed_us") p.kernel_fixed_s = value * 1e-6;
   else if (name == "grouped_gemm_overhead_rows") p.grouped_gemm_overhead_rows = value;
+  else if (name == "gemm_ceiling_mxfp8_blackwell")
+    for (auto& c : p.gemm_ceilings) {
+      if (c.dtype != DType::fp8_block || c.arch == Arch::hopper) continue;
+      c.fraction = value;
+      c.source = note;
+    }
   else
     for (Arch a : elementwise_archs(name)) {
       auto& row = elementwise_row(p, a);
@@ -89,6 +96,7 @@ double get_kernel_param(const KernelEfficiencyParams& p, const std::string& name
   if (name == "hbm_fraction") return p.hbm_fraction;
   if (name == "kernel_fixed_us") return p.kernel_fixed_s * 1e6;
   if (name == "grouped_gemm_overhead_rows") return p.grouped_gemm_overhead_rows;
+  if (name == "gemm_ceiling_mxfp8_blackwell") return p.gemm_ceiling(Arch::blackwell, DType::fp8_block).fraction;
   return p.elementwise_fraction(elementwise_archs(name).front());
 }
 

@@ -8,6 +8,7 @@
 //                                        the HBM3e 8 TB/s memory system and the software that runs on it)
 //   kernel_fixed_us                      device time every kernel pays
 //   grouped_gemm_overhead_rows           extra rows per non-empty expert in a grouped GEMM
+//   gemm_ceiling_mxfp8_blackwell         MXFP8 GEMM ceiling fraction on Blackwell and Blackwell Ultra (fitted)
 #include <string>
 #include <vector>
 

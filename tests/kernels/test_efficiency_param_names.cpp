@@ -46,6 +46,25 @@ TEST_CASE("the Blackwell elementwise fraction moves both Blackwell generations' 
   CHECK(changed.seconds(gemm, gb200()) == base.seconds(gemm, gb200()));  // GEMMs keep hbm_fraction
 }
 
+TEST_CASE("the Blackwell MXFP8 ceiling moves MXFP8 GEMMs on both Blackwell generations and nothing else") {
+  auto p = builtin_kernel_efficiency();
+  set_kernel_param(p, "gemm_ceiling_mxfp8_blackwell", 0.35, "test");
+  const RooflineKernelCostModel base, changed(p);
+  const Gemm mx{8192, 8192, 8192, DType::fp8_block};
+  for (const auto& gpu : {gb200(), gb300()}) {
+    CAPTURE(gpu.name);
+    // Compute-bound: the time scales with 1 / ceiling.
+    const double fixed = p.kernel_fixed_s;
+    CHECK((changed.seconds(mx, gpu) - fixed) / (base.seconds(mx, gpu) - fixed) ==
+          doctest::Approx(get_kernel_param(builtin_kernel_efficiency(), "gemm_ceiling_mxfp8_blackwell") / 0.35));
+    for (auto d : {DType::bf16, DType::fp8, DType::fp4}) {
+      const Gemm other{8192, 8192, 8192, d};
+      CHECK(changed.seconds(other, gpu) == base.seconds(other, gpu));
+    }
+  }
+  CHECK(changed.seconds(mx, h100()) == base.seconds(mx, h100()));
+}
+
 TEST_CASE("kernel constants out of range or unknown are ConfigErrors that say what was expected") {
   auto p = builtin_kernel_efficiency();
   CHECK_THROWS_AS(set_kernel_param(p, "hbm_fraction", 1.5, "test"), ConfigError);

@@ -352,9 +352,13 @@ TEST_CASE("device rates: a GPU's sustained-clock figure derates its math peaks, 
   CHECK(r.bf16_flops == doctest::Approx(0.853 * *b200.peak_flops(topology::MathDtype::bf16)).epsilon(1e-12));
   CHECK(r.fp8_flops == doctest::Approx(0.853 * *b200.peak_flops(topology::MathDtype::fp8)).epsilon(1e-12));
   CHECK(r.hbm_Bps == b200.hbm_Bps);
-  // GB200 has no sustained-clock measurement: its datasheet peak stands.
+  // GB200's figure comes from a sustained FP8 GEMM against its short-run MAMF (gb200.json); GB300 has none and
+  // keeps its datasheet peak.
   const auto& gb200 = systems().system("gb200-nvl72").gpu;
-  CHECK(rates("gb200-nvl72").bf16_flops == *gb200.peak_flops(topology::MathDtype::bf16));
+  CHECK(rates("gb200-nvl72").fp8_flops == doctest::Approx(0.804 * *gb200.peak_flops(topology::MathDtype::fp8)).epsilon(1e-12));
+  CHECK(rates("gb200-nvl72").hbm_Bps == gb200.hbm_Bps);
+  const auto& gb300 = systems().system("gb300-nvl72").gpu;
+  CHECK(rates("gb300-nvl72").bf16_flops == *gb300.peak_flops(topology::MathDtype::bf16));
 }
 
 // DeepSeek's released H800 trace (moe-modeling.md §9): EP64 over 8 nodes, TP1, 4096 tokens per GPU, FP8,
