@@ -9,6 +9,7 @@
 #include "comm/calibration.hpp"
 #include "comm/expert_dispatch.hpp"
 #include "kernels/kernel_cost_model.hpp"
+#include "kernels/roofline_model.hpp"
 #include "model/model_loader.hpp"
 #include "topology/system_catalog.hpp"
 #include "workload/layer_costs.hpp"
@@ -359,6 +360,15 @@ TEST_CASE("device rates: a GPU's sustained-clock figure derates its math peaks, 
   CHECK(rates("gb200-nvl72").hbm_Bps == gb200.hbm_Bps);
   const auto& gb300 = systems().system("gb300-nvl72").gpu;
   CHECK(rates("gb300-nvl72").bf16_flops == *gb300.peak_flops(topology::MathDtype::bf16));
+  // End to end, the derate applies once: GB200 reproduces the sustained-clock GEMMs it came from ([S14], 16384^3
+  // after 10,000 warm-up iterations): FP8 2906.9 TFLOPS, FP4 7627.6 (within the wave quantisation of the tiles).
+  const kernels::RooflineKernelCostModel roofline;
+  const double n = 16384, work = 2 * n * n * n;
+  const auto g = rates("gb200-nvl72");
+  CHECK(work / roofline.seconds(kernels::Gemm{16384, 16384, 16384, kernels::DType::fp8}, g) / 1e12 ==
+        doctest::Approx(2906.9).epsilon(0.005));
+  CHECK(work / roofline.seconds(kernels::Gemm{16384, 16384, 16384, kernels::DType::fp4}, g) / 1e12 ==
+        doctest::Approx(7627.6).epsilon(0.005));
 }
 
 // DeepSeek's released H800 trace (moe-modeling.md §9): EP64 over 8 nodes, TP1, 4096 tokens per GPU, FP8,
