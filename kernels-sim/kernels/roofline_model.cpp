@@ -39,6 +39,19 @@ double attention_keys(const AttentionShape& a) {
   return keys;
 }
 
+// The work the attention kernel actually executes. cuDNN's FP8 SDPA backward does not skip the keys outside a
+// sliding window: at a fixed window its TFLOPS (counted over the window) fall as 1/seq, i.e. its time grows like
+// full causal attention, while the BF16 backward and both forwards keep their rate (NVIDIA/cudnn-frontend
+// benchmark/sdpa_benchmark_training/results: gpt_oss/gb200/gpt_oss_20260813_110803.csv @20dc1089, cuDNN 9.27,
+// window 128, FP8 and MXFP8 backward 76 / 48 / 27 / 14 / 7 TFLOPS at 2k…32k against BF16 172…190; and
+// gb200_919_only_cudnn / gb300_919_only_cudnn gpt_oss CSVs, cuDNN 9.19, window 1024, the same pattern). So an FP8
+// backward with a window costs the full causal shape. Assumption: the same on every GPU and cuDNN release.
+AttentionShape executed_shape(const AttentionShape& a, bool backward) {
+  AttentionShape run = a;
+  if (backward && a.dtype != DType::bf16 && a.window > 0) run.window = 0;
+  return run;
+}
+
 // Peak FLOP/s of the datapath the kernel runs on (1 for memory-bound kernels, which have no compute term).
 double math_peak(const Kernel& k, const DeviceRates& d) {
   struct V {
@@ -110,9 +123,10 @@ KernelTimeBreakdown RooflineKernelCostModel::explain(const Kernel& kernel, const
     }
     double attention(const AttentionShape& a, bool backward) const {
       check_shape(a.batch >= 0 && a.heads >= 0 && a.seq_q >= 0 && a.seq_kv >= 0 && a.d_qk >= 0 && a.d_v >= 0, kernel);
-      const double w = flops(kernel);
+      const AttentionShape run = executed_shape(a, backward);
+      const double w = backward ? flops(AttentionBwd{run}) : flops(AttentionFwd{run});
       if (w == 0) return 0;
-      const double eff = p.attention_curve(d.arch, a.dtype, backward).fraction_at(attention_keys(a));
+      const double eff = p.attention_curve(d.arch, a.dtype, backward).fraction_at(attention_keys(run));
       return w / (d.peak_flops(a.dtype) * eff);
     }
     double operator()(const AttentionFwd& a) const { return attention(a, false); }

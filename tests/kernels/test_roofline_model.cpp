@@ -207,3 +207,22 @@ TEST_CASE("cost models by name from the registry") {
           std::string::npos);
   }
 }
+
+TEST_CASE("an FP8 attention backward with a sliding window costs the full causal work; BF16 and forwards do not") {
+  const RooflineKernelCostModel m;
+  AttentionShape full;
+  full.batch = 2, full.heads = 64, full.kv_heads = 8, full.seq_q = 4096, full.seq_kv = 4096, full.d_qk = 64, full.d_v = 64;
+  AttentionShape window = full;
+  window.window = 128;
+  for (auto dt : {DType::fp8, DType::fp8_block}) {
+    CAPTURE(to_string(dt));
+    full.dtype = window.dtype = dt;
+    CHECK(m.seconds(AttentionBwd{window}, gb200()) == m.seconds(AttentionBwd{full}, gb200()));
+    CHECK(m.seconds(AttentionFwd{window}, gb200()) < m.seconds(AttentionFwd{full}, gb200()));
+  }
+  full.dtype = window.dtype = DType::bf16;
+  CHECK(m.seconds(AttentionBwd{window}, gb200()) < m.seconds(AttentionBwd{full}, gb200()));
+  // The FLOPs the step counts stay the windowed ones.
+  full.dtype = window.dtype = DType::fp8;
+  CHECK(flops(AttentionBwd{window}) < 0.1 * flops(AttentionBwd{full}));
+}
