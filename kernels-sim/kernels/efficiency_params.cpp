@@ -90,6 +90,10 @@ const char* const kBlackwellElementwiseFit =
 // blog, moe-modeling.md §8.15): 0.534 of peak, and it already carries per-expert costs the grouped-GEMM model adds
 // on its own (grouped_gemm_overhead_rows) and the clocks of its run. As the dense MXFP8 ceiling it under-predicted
 // every GB300 MXFP8 row once GB200's sustained clocks were applied (kernels-sim/README.md), so it is fitted.
+// GB200's sustained_math (topologies/parts/gpu/gb200.json: [S14]'s sustained FP8 GEMM over the short-run MAMF).
+// [S14]'s FP4 GEMM ran at those clocks too, so its ceiling is divided by it; tests/workload/test_layer_costs.cpp
+// checks that GB200 reproduces both [S14] GEMMs end to end, which ties this copy to the JSON figure.
+constexpr double kGb200SustainedMath = 0.804;
 const char* const kBlackwellMxfp8Fit =
     "FITTED: moesim validate --fit gemm_ceiling_mxfp8_blackwell=0.4:0.9 over groundtruth.csv (0.697, with GB200's "
     "sustained clocks; 39 rows inform it, kernels-sim/README.md); the GB200 blog's grouped figure (2,672 TF, 0.534) "
@@ -110,10 +114,9 @@ KernelEfficiencyParams builtin_kernel_efficiency() {
       {A::blackwell, D::bf16, 1822.0 / 2500.0, "hardware.md §5.1 MAMF GB200 BF16 1822 TF of 2500 [S2]"},
       {A::blackwell, D::fp8, 3615.6 / 5000.0, "hardware.md §5.1 MAMF GB200 FP8 3615.6 TF of 5000 [S2]"},
       {A::blackwell, D::fp8_block, 0.70, kBlackwellMxfp8Fit},
-      // [S14] ran after 10,000 warm-up iterations, i.e. at GB200's sustained clocks, which the device rates
-      // already apply (topologies/parts/gpu/gb200.json sustained_math 0.804, from the same file's FP8 GEMM): the
-      // ceiling is that figure divided by 0.804, so GB200 reproduces 7627.6 TF.
-      {A::blackwell, D::fp4, 7627.6 / 0.804 / 10000.0,
+      // [S14] ran after 10,000 warm-up iterations, at GB200's sustained clocks, which the device rates already
+      // apply: the ceiling is that figure divided by them, so GB200 reproduces 7627.6 TF.
+      {A::blackwell, D::fp4, 7627.6 / kGb200SustainedMath / 10000.0,
        "hardware.md §5.1 GB200 FP4 cuBLASLt square N=16384: 7627.6 TF of 10000 at sustained clocks [S14] / GB200's "
        "sustained_math 0.804 (no FP4 MAMF published)"},
       {A::blackwell_ultra, D::bf16, 1769.0 / 2250.0, "hardware.md §5.1 MAMF B300 BF16 1769 TF of 2250 [S2]"},

@@ -389,6 +389,8 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     const I per_expert = etp * (routed == 1.0 ? t_rank * topk * l.ep / E
                                               : static_cast<I>(std::llround(static_cast<double>(t_rank * topk * l.ep) / E * routed)));
     const double expert_copies = token_copies * etp;  // expert-side copies after the ETP gather
+    // Token rows over this GPU's local expert slices (activation, bias and dbias run over them).
+    const double expert_rows = static_cast<double>(t_rank) * topk * routed * etp;
     const std::vector<I> tokens(static_cast<std::size_t>(local_experts), per_expert);
     const I f_local = f / l.etp;
     // TE's fused grouped MLP (grouped_gemm fused-mlp) applies the activation, its gradient and the expert bias in
@@ -396,7 +398,7 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     // between fc1 and fc2 (the epilogue work is assumed hidden in the GEMMs).
     const bool fused_mlp = l.uses_fused_grouped_mlp();
     add(c.experts, k.grouped(tokens, gated * f_local, h, l.uses_fused_grouped_gemm(), false, fused_mlp));
-    const auto act = activation(k, m.ffn, static_cast<double>(t_rank) * topk * routed * etp * f_local, "swiglu", "swiglu_bwd");
+    const auto act = activation(k, m.ffn, expert_rows * f_local, "swiglu", "swiglu_bwd");
     if (!fused_mlp) {
       c.experts.fwd += act.fwd;
       c.experts.dgrad += act.bwd;
@@ -406,12 +408,12 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     if (m.ffn.linear_bias && fused_mlp) {
       // The fused MLP applies both biases in its epilogues; fc2's dbias (with the probs' gradient) is still a
       // kernel over fc2's grad output (TE backward_grouped_mlp.py: compute_grouped_dbias_dscales, Triton).
-      c.experts.wgrad += k.internal(static_cast<double>(t_rank) * topk * routed * etp * kBf16 * h, "expert_dbias", 1);
+      c.experts.wgrad += k.internal(expert_rows * kBf16 * h, "expert_dbias", 1);
     } else if (m.ffn.linear_bias) {
       // Expert biases (GPT-OSS): cuBLAS grouped GEMM has no bias epilogue, so TE adds the bias and reduces dbias
       // in separate kernels over fc1's and fc2's outputs (TransformerEngine issue #2766; fused only by TE PR #2885,
       // 2026-04, assumed absent from the measured containers).
-      const double copies = static_cast<double>(t_rank) * topk * routed * etp * kBf16;
+      const double copies = expert_rows * kBf16;
       const double out1 = copies * gated * f_local, out2 = copies * h;
       c.experts.fwd += k.internal(2 * (out1 + out2), "expert_bias_add", 2);
       c.experts.wgrad += k.internal(out1 + out2, "expert_dbias", 2);

@@ -387,9 +387,8 @@ class Builder {
                         : -1;
     compute(r.rank, c.recompute, "recompute", *r.chain, r.layer, r.mb, Phase::recompute, recompute_scope());
     join_tp(r, tp);
-    if (c.recompute_cp_bytes > 0)
-      tp_stream_collective(r, *r.chain, layout::Dim::cp, "cp_kv_exchange_recompute", c.recompute_cp_bytes,
-                           comm::Collective::reduce_scatter, Phase::recompute);
+    tp_stream_collective(r, *r.chain, layout::Dim::cp, "cp_kv_exchange_recompute", c.recompute_cp_bytes,
+                         comm::Collective::reduce_scatter, Phase::recompute);
     if (c.recompute_redoes_ep) {
       if (l_.syncs_token_counts()) host_sync(r, Phase::recompute);
       r.chain->last = comm(r.rank, ep_comm("ep_dispatch_recompute", ep_.dispatch), {r.chain->last}, r.layer, r.mb, Phase::recompute);
