@@ -119,6 +119,7 @@ void read_scale_out(ObjectReader& r, const PartMaps& parts, SystemSpec& s) {
 void read_host(ObjectReader& r, SystemSpec& s) {
   auto h = r.object("host");
   s.host.cpu = h.string("cpu");
+  s.host.cpu_family = h.choice("cpu_family", {"x86", "grace"}) == "grace" ? CpuFamily::grace : CpuFamily::x86;
   if (h.has("cpu_cores")) s.host.cpu_cores = static_cast<int>(h.integer("cpu_cores"));
   if (h.has("cpu_memory_GBps")) s.host.cpu_memory_Bps = h.number("cpu_memory_GBps") * kGB;
   if (h.has("gpus_per_cpu")) s.host.gpus_per_cpu = static_cast<int>(h.integer("gpus_per_cpu"));

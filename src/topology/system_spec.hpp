@@ -33,8 +33,12 @@ struct ScaleOutSpec {
   double oversubscription = 1.0; // leaf down:up bandwidth ratio; 1 = non-blocking
 };
 
+// The host CPU's family: the host-cost model scales eager-issue figures by it (workload StepParams x86_host_factor).
+enum class CpuFamily { x86, grace };
+
 struct HostSpec {
   std::string cpu;
+  CpuFamily cpu_family = CpuFamily::x86;
   std::optional<int> cpu_cores;
   std::optional<double> cpu_memory_Bps;
   std::optional<int> gpus_per_cpu;

@@ -23,6 +23,7 @@ const std::vector<Entry>& table() {
       {"te_module_host_us", &StepParams::te_module_host_us},
       {"fp8_module_host_factor", &StepParams::fp8_module_host_factor},
       {"framework_host_factor", &StepParams::framework_host_factor},
+      {"x86_host_factor", &StepParams::x86_host_factor},
       {"graph_launch_us", &StepParams::graph_launch_us},
   };
   return t;

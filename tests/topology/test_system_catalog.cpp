@@ -95,6 +95,12 @@ TEST_CASE("system fields: extends, defaults derived from the leaf radix, NVL72 p
   CHECK(catalog().system("hgx-h800").scale_out.nodes_per_leaf == 32);
   CHECK(catalog().system("dgx-b300").scale_out.nodes_per_leaf == 72);
   CHECK(catalog().system("dgx-h100").scale_up.switches_per_domain.value() == 4);
+  // The host CPU family decides whether the fitted x86 host factor applies (workload step builder).
+  CHECK(gb300.host.cpu_family == CpuFamily::grace);
+  CHECK(catalog().system("gb200-nvl72").host.cpu_family == CpuFamily::grace);
+  CHECK(catalog().system("gb300-nvl72-spectrum-x").host.cpu_family == CpuFamily::grace);
+  for (const char* x86 : {"dgx-b200", "dgx-b300", "dgx-h100", "dgx-h200", "hgx-h800"})
+    CHECK(catalog().system(x86).host.cpu_family == CpuFamily::x86);
 }
 
 TEST_CASE("resolve: an existing path is loaded as a system file, anything else is a name") {
@@ -110,6 +116,14 @@ TEST_CASE("bad system files") {
     const std::string msg = config_error_text([] { catalog().load_system_file(kFixtures / "system_unknown_key.json"); });
     CHECK(msg.find("system_unknown_key.json:/scale_out/oversubscripton: unknown key \"oversubscripton\" (did you mean "
                    "\"oversubscription\"?)") != std::string::npos);
+  }
+  SUBCASE("a host CPU family outside the known ones, with its JSON pointer and a did-you-mean") {
+    const std::string msg =
+        config_error_text([] { catalog().load_system_file(kFixtures / "system_bad_cpu_family.json"); });
+    CAPTURE(msg);
+    CHECK(msg.find("system_bad_cpu_family.json:/host/cpu_family:") != std::string::npos);
+    CHECK(msg.find("\"grase\"") != std::string::npos);
+    CHECK(msg.find("did you mean \"grace\"") != std::string::npos);
   }
   SUBCASE("unknown part names: both reported, each with a did-you-mean and the known parts") {
     try {

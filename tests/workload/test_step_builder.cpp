@@ -146,12 +146,12 @@ TEST_CASE("an EP dispatch inside one NVLink domain is one NVLink flow of comm/'s
 TEST_CASE("launch costs: eager blocks pay the framework's host time; a full graph pays one graph launch") {
   // cuda_graph none; dgx-h100 calibration: kernel_launch 5 us, torch_op_host 13.5 us, te_module_host 36.3 us (the
   // figure of TE before 2.10; from 2.10 on a TE module call costs a torch op's 13.5 us), both times Megatron's
-  // framework factor; C++-loop launches are not Python and keep 5 us.
+  // framework factor and, the host being x86, the x86 host factor; C++-loop launches are not Python and keep 5 us.
   for (const bool old_te : {false, true}) {
     CAPTURE(old_te);
     const Built b("h100x8.json", "dgx-h100",
                   old_te ? [](layout::Layout& l) { l.te_version = {2, 9}; } : [](layout::Layout&) {});
-    const double fw = workload::StepParams{}.framework_host_factor;
+    const double fw = workload::StepParams{}.framework_host_factor * workload::StepParams{}.x86_host_factor;
     const double te_us = old_te ? 36.3e-6 : 13.5e-6;
     int gpu_ops = 0, attention = 0, experts = 0;
     for (const auto& op : b.w.graph.ops()) {
@@ -191,6 +191,30 @@ TEST_CASE("launch costs: eager blocks pay the framework's host time; a full grap
     CHECK(b.count(0, "cuda_graph_launch") == 1);
     CHECK(b.count(1, "cuda_graph_launch") == 1);
     CHECK(b.count(0, "dropless_token_count_sync") == 0);  // the full graph needs no host sync
+  }
+}
+
+TEST_CASE("the x86 host factor scales the framework's issue time on x86 hosts only, never raw launches") {
+  Built b("h100x8.json", "dgx-h100");
+  auto launch_of = [&](double x86_factor, const char* op_name) {
+    workload::StepParams p;
+    p.x86_host_factor = x86_factor;
+    const auto w = workload::build_step({b.model, b.layout, b.stages, b.system, *b.kernels, p});
+    for (const auto& op : w.graph.ops())
+      if (op.stream != Stream::host && w.graph.names()[op.name] == op_name) return op.launch_cost;
+    FAIL("no op named " << op_name);
+    return std::int64_t{0};
+  };
+  const double fw = workload::StepParams{}.framework_host_factor;
+  for (const auto family : {topology::CpuFamily::x86, topology::CpuFamily::grace}) {
+    b.system.host.cpu_family = family;
+    const double x = family == topology::CpuFamily::x86 ? 3.0 : 1.0;
+    CAPTURE(x);
+    // BF16 attention forward, TE >= 2.10: 2 torch ops + 3 TE module calls of 13.5 us (dgx-h100), all Python.
+    CHECK(launch_of(1.0, "attention_fwd") == seconds_to_ps(fw * 5 * 13.5e-6));
+    CHECK(launch_of(3.0, "attention_fwd") == seconds_to_ps(x * fw * 5 * 13.5e-6));
+    // Routed experts: the 2 x 16 per-expert C++-loop launches keep 5 us whatever the host.
+    CHECK(launch_of(3.0, "experts_fwd") == seconds_to_ps(2 * (x * fw * 13.5e-6 + 16 * 5e-6) + x * fw * 5 * 13.5e-6));
   }
 }
 
