@@ -135,6 +135,10 @@ struct Layout {
   bool pad_expert_input_to_capacity = false;
   // Transformer Engine release (host time per TE module call depends on it; te_version.hpp).
   TeVersion te_version = kLatestTeVersion;
+  // Each rank's process bound to its GPU's NUMA node (Megatron-Bridge's performance scripts numactl-bind every
+  // run; the Megatron-LM GB200 guide binds from its ladder step 7, "bindpcie"). Off, its eager issue time is
+  // scaled by the fitted StepParams::unbound_host_factor.
+  bool cpu_binding = true;
 
   // Derived sizes. They truncate when sizes do not divide; validate() reports that case.
   int dp() const { return gpus / nonzero(tp * pp * cp); }     // attention data parallel

@@ -49,6 +49,8 @@ const std::vector<LayoutField>& layout_fields() {
        "Token dropping: per-expert capacity as a multiple of the balanced load (default: dropless)"},
       {"pad_expert_input_to_capacity", "moe_pad_expert_input_to_capacity", K::boolean, K::boolean,
        "Pad every expert to its capacity (static shapes, no token-count sync); needs expert_capacity_factor"},
+      {"cpu_binding", "", K::boolean, K::boolean,
+       "Rank processes bound to their GPU's NUMA node (default on); off = unbound, more host time per eager op"},
       {"te_version", "", K::te_version, K::te_version,
        "Transformer Engine release, MAJOR.MINOR (default 2.16); before 2.10 a TE module call costs more host time"},
   };

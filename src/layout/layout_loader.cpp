@@ -189,6 +189,7 @@ Layout read_layout_fields(ObjectReader& r) {
   if (const std::string key = fr.spelling("expert_capacity_factor"); !key.empty())
     l.expert_capacity_factor = r.number(key, Bound::positive);
   l.pad_expert_input_to_capacity = fr.boolean("pad_expert_input_to_capacity").value_or(false);
+  l.cpu_binding = fr.boolean("cpu_binding").value_or(true);
   if (auto d = fr.parsed<Dtype>(fr.spelling("optimizer_moment_dtype"), parse_dtype)) l.optimizer_moment_dtype = *d;
   {
     const std::string key = fr.spelling("grad_reduce_dtype");
@@ -271,6 +272,7 @@ config::Json to_json(const Layout& l) {
   if (l.expert_capacity_factor) j["expert_capacity_factor"] = *l.expert_capacity_factor;
   j["pad_expert_input_to_capacity"] = l.pad_expert_input_to_capacity;
   j["te_version"] = to_string(l.te_version);
+  j["cpu_binding"] = l.cpu_binding;
   return j;
 }
 

@@ -70,6 +70,8 @@ std::optional<std::string> read_layout(const std::map<std::string, std::string>&
     l.expert_capacity_factor = *v;
   }
   l.pad_expert_input_to_capacity = int_col(row, "pad_expert_input_to_capacity").value_or(0) != 0;
+  // Optional column (not in groundtruth.csv's schema; recipe settings may add it): 0 = ranks not NUMA-bound.
+  l.cpu_binding = int_col(row, "cpu_binding").value_or(1) != 0;
   try {
     const std::string prec = col(row, "precision");
     l.precision = prec.empty() ? layout::Precision::bf16 : layout::parse_precision(prec);

@@ -43,7 +43,8 @@ std::string to_table(const StepReport& r) {
     std::snprintf(line, sizeof line, fmt, args...);
     out += line;
   };
-  add("%s on %d x %s, %s\n", r.model.c_str(), r.gpus, r.system.c_str(), r.layout_summary.c_str());
+  // Names and the layout summary have no length bound: concatenated, not through the fixed-size line buffer.
+  out += r.model + " on " + std::to_string(r.gpus) + " x " + r.system + ", " + r.layout_summary + "\n";
   add("  step time          %10.3f s\n", r.step_time_s);
   add("  tokens/s/GPU       %10.1f\n", r.tokens_per_s_per_gpu);
   add("  TFLOPS/GPU         %10.1f   (%s FLOPs, %.2f GFLOP/token)\n", r.tflops_per_gpu, r.flops_convention.c_str(), r.flops_per_token / 1e9);

@@ -45,7 +45,8 @@ class Builder {
     const HostCosts x86;
     ctx_.host.cxx_launch_s = p_.kernel_launch_us * 1e-6;
     const double fw = p_.framework_host_factor *
-                      (in.system.host.cpu_family == topology::CpuFamily::x86 ? p_.x86_host_factor : 1.0);
+                      (in.system.host.cpu_family == topology::CpuFamily::x86 ? p_.x86_host_factor : 1.0) *
+                      (l_.cpu_binding ? 1.0 : p_.unbound_host_factor);
     ctx_.host.torch_op_s = fw * 1e-6 * figure_us(p_.torch_op_host_us, "torch_op_host", x86.torch_op_s * 1e6);
     // From TE 2.10 on, a TE module call costs about what a torch op does (te_version.hpp); the system's
     // te_module_host figure is the older TE's (issue #2053). An explicit --param te_module_host_us wins.

@@ -24,6 +24,7 @@ const std::vector<Entry>& table() {
       {"fp8_module_host_factor", &StepParams::fp8_module_host_factor},
       {"framework_host_factor", &StepParams::framework_host_factor},
       {"x86_host_factor", &StepParams::x86_host_factor},
+      {"unbound_host_factor", &StepParams::unbound_host_factor},
       {"graph_launch_us", &StepParams::graph_launch_us},
   };
   return t;

@@ -23,17 +23,23 @@ struct StepParams {
   double fp8_module_host_factor = 2.0;
   // Megatron's own Python per issued op (module hooks, autocast, dispatcher bookkeeping, allocator calls) on top of
   // the bare torch / TE call times above, as a multiplier of both. No published figure isolates it: FITTED with
-  // `moesim validate --fit framework_host_factor=1:8` over the 65 predicted rows of groundtruth.csv (best 3.95 on
-  // this model, with each row's TE release and recipe settings, MXFP8's scale kernels by TE release and the fitted
-  // Blackwell elementwise bandwidth of kernels-sim; the 49 rows whose prediction moves are listed in
+  // `moesim validate --fit framework_host_factor=1:8` over the 65 predicted rows of groundtruth.csv, jointly with the
+  // two factors below (2.81 with them; 3.95 before they existed, when it also carried the x86 rows' extra host
+  // time and the GB200 ladder's unbound steps; the rows whose prediction moves are listed in
   // src/workload/README.md). Held out: the odd-id fit is in src/workload/README.md.
-  double framework_host_factor = 4.0;
+  double framework_host_factor = 2.8;
   // x86 hosts (systems with host.cpu_family "x86") versus the x86 torch-op / TE-module figures above: those come
   // from one isolated BF16 Linear call (TE issue #2053: 13.5 us on a Xeon 8480C against 37.1 us on Grace), and the
   // training measurements say that ratio understates what Megatron's per-op host work costs on x86. FITTED with
-  // `moesim validate --fit x86_host_factor=1:3.5` over groundtruth.csv (rows, value and the held-out check in
-  // src/workload/README.md "Host"). Grace hosts are the ones framework_host_factor was fitted on; 1 there.
-  double x86_host_factor = 1.9;
+  // `moesim validate --fit x86_host_factor=1:4` over groundtruth.csv (rows, value and the held-out check in
+  // src/workload/README.md "Host"). 1 on Grace hosts, whose figures the framework factor scales alone.
+  double x86_host_factor = 2.7;
+  // Ranks whose processes are not NUMA-bound (Layout::cpu_binding off) versus bound ones, on every host figure
+  // above but the raw launches. The GB200 guide's ladder gains 70.6 TFLOPS from binding alone at its step 7
+  // ("reduces per-GPU kernel launch latency") and gives no per-op figure: FITTED with `moesim validate --fit
+  // unbound_host_factor=1:2.5` over groundtruth.csv, where only that ladder's steps 0-6 run unbound (rows and
+  // value in src/workload/README.md "Host").
+  double unbound_host_factor = 1.4;
   // One CUDA graph launch costs about one kernel launch (assumption).
   double graph_launch_us = 5.0;
 };

@@ -104,11 +104,13 @@ TEST_CASE("faster hardware never lengthens the step") {
 TEST_CASE("sharding the experts over an ETP group never shortens the step: same FLOPs per GPU, more traffic") {
   for (const auto& [name, c] : cases()) {
     CAPTURE(name);
-    // Under a full-iteration graph: these small cases are partly host-bound when eager, and host time can hide
-    // the extra traffic this property is about.
+    // The small H100 case is partly host-bound when eager (golden), and there ETP=2 comes out 0.02 % faster: its
+    // expert data-parallel group shrinks from 2 to 1, so the expert-gradient reduction leaves the step's tail,
+    // while its extra TP traffic and slower expert GEMMs hide under host issue. Under a full-iteration graph the
+    // property this test is about (same FLOPs, more traffic) shows; the GB200 case keeps its own graphs.
     auto same_ep = c;
     same_ep.layout.ep /= 2;
-    same_ep.layout.cuda_graph = layout::CudaGraph::full;
+    if (name == std::string("h100x8")) same_ep.layout.cuda_graph = layout::CudaGraph::full;
     auto etp = same_ep;
     etp.layout.etp = 2;
     CHECK(run(etp).report.step_time_s > run(same_ep).report.step_time_s);

@@ -353,6 +353,17 @@ TEST_CASE("token-dropping columns a recipe adds are read; a bad capacity skips t
   CHECK(rc.skipped == "column expert_capacity_factor is not a positive number: \"lots\"");
 }
 
+TEST_CASE("the cpu_binding column a recipe adds is read: 0 = unbound ranks; absent = bound") {
+  auto r = small_row({});
+  auto rc = predict::case_from_row(r, resolvers());
+  REQUIRE(rc.c.has_value());
+  CHECK(rc.c->layout.cpu_binding);
+  r["cpu_binding"] = "0";
+  rc = predict::case_from_row(r, resolvers());
+  REQUIRE(rc.c.has_value());
+  CHECK_FALSE(rc.c->layout.cpu_binding);
+}
+
 TEST_CASE("a TFLOPS row that publishes its tokens/s is judged in its own FLOP definition") {
   auto r = small_row({{"notes", "tokens_per_sec_per_gpu=50000; other notes"}});
   auto rc = predict::case_from_row(r, resolvers());

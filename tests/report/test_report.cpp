@@ -68,6 +68,11 @@ TEST_CASE("to_table: the terminal summary") {
         "    bubble                0.500   25.0 %\n"
         "    compute               1.500   75.0 %\n"
         "  kernel costs: roofline\n");
+  // A long layout summary (every option on) is printed whole, never cut at a buffer's width.
+  auto r = sample();
+  r.layout_summary = std::string(300, 'x');
+  const std::string table = report::to_table(r);
+  CHECK(table.rfind("m on 8 x s, " + std::string(300, 'x') + "\n  step time", 0) == 0);
 }
 
 TEST_CASE("chrome trace: metadata per rank and stream, one X event per op that ran, with its labels") {

@@ -194,11 +194,12 @@ TEST_CASE("launch costs: eager blocks pay the framework's host time; a full grap
   }
 }
 
-TEST_CASE("the x86 host factor scales the framework's issue time on x86 hosts only, never raw launches") {
+TEST_CASE("the x86 and unbound host factors scale the framework's issue time where they apply, never raw launches") {
   Built b("h100x8.json", "dgx-h100");
-  auto launch_of = [&](double x86_factor, const char* op_name) {
+  auto launch_of = [&](double x86_factor, const char* op_name, double unbound_factor = 1.0) {
     workload::StepParams p;
     p.x86_host_factor = x86_factor;
+    p.unbound_host_factor = unbound_factor;
     const auto w = workload::build_step({b.model, b.layout, b.stages, b.system, *b.kernels, p});
     for (const auto& op : w.graph.ops())
       if (op.stream != Stream::host && w.graph.names()[op.name] == op_name) return op.launch_cost;
@@ -215,6 +216,13 @@ TEST_CASE("the x86 host factor scales the framework's issue time on x86 hosts on
     CHECK(launch_of(3.0, "attention_fwd") == seconds_to_ps(x * fw * 5 * 13.5e-6));
     // Routed experts: the 2 x 16 per-expert C++-loop launches keep 5 us whatever the host.
     CHECK(launch_of(3.0, "experts_fwd") == seconds_to_ps(2 * (x * fw * 13.5e-6 + 16 * 5e-6) + x * fw * 5 * 13.5e-6));
+    // Bound ranks (the default) ignore the unbound factor; unbound ones pay it on the same Python-side figures.
+    CHECK(launch_of(1.0, "attention_fwd", 2.0) == seconds_to_ps(fw * 5 * 13.5e-6));
+    b.layout.cpu_binding = false;
+    CHECK(launch_of(3.0, "attention_fwd", 2.0) == seconds_to_ps(2 * x * fw * 5 * 13.5e-6));
+    CHECK(launch_of(3.0, "experts_fwd", 2.0) ==
+          seconds_to_ps(2 * (2 * x * fw * 13.5e-6 + 16 * 5e-6) + 2 * x * fw * 5 * 13.5e-6));
+    b.layout.cpu_binding = true;
   }
 }
 
