@@ -60,6 +60,11 @@ std::optional<std::string> read_layout(const std::map<std::string, std::string>&
   l.cp = int_col(row, "cp").value_or(1);
   l.etp = int_col(row, "etp").value_or(1);
   l.mtp = int_col(row, "mtp").value_or(0);
+  // Switch columns: blank = the default; anything but 0 or 1 ("yes", "false") skips the row instead of being read
+  // as the default.
+  for (const char* c : {"a2a_overlap", "tp_comm_overlap", "pad_expert_input_to_capacity", "cpu_binding"})
+    if (const std::string v = col(row, c); !v.empty() && v != "0" && v != "1")
+      return std::string("column ") + c + " is not 0 or 1: \"" + v + "\"";
   l.a2a_overlap = int_col(row, "a2a_overlap").value_or(0) != 0;
   // Optional column (not in groundtruth.csv's schema): Megatron --tp-comm-overlap, 0 or 1; absent or blank = off.
   l.tp_comm_overlap = int_col(row, "tp_comm_overlap").value_or(0) != 0;

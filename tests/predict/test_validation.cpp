@@ -362,6 +362,13 @@ TEST_CASE("the cpu_binding column a recipe adds is read: 0 = unbound ranks; abse
   rc = predict::case_from_row(r, resolvers());
   REQUIRE(rc.c.has_value());
   CHECK_FALSE(rc.c->layout.cpu_binding);
+  // A switch column holding anything but 0 or 1 skips the row with the reason, never reads as the default.
+  for (const char* c : {"cpu_binding", "a2a_overlap", "tp_comm_overlap", "pad_expert_input_to_capacity"}) {
+    auto bad = small_row({{c, "false"}});
+    const auto skipped = predict::case_from_row(bad, resolvers());
+    CHECK_FALSE(skipped.c.has_value());
+    CHECK(skipped.skipped == std::string("column ") + c + " is not 0 or 1: \"false\"");
+  }
 }
 
 TEST_CASE("a TFLOPS row that publishes its tokens/s is judged in its own FLOP definition") {
