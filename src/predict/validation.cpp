@@ -61,22 +61,22 @@ std::optional<std::string> read_layout(const std::map<std::string, std::string>&
   l.etp = int_col(row, "etp").value_or(1);
   l.mtp = int_col(row, "mtp").value_or(0);
   // Switch columns: blank = the default; anything but 0 or 1 ("yes", "false") skips the row instead of being read
-  // as the default.
+  // as the default. Past this check each holds "", "0" or "1".
   for (const char* c : {"a2a_overlap", "tp_comm_overlap", "pad_expert_input_to_capacity", "cpu_binding"})
     if (const std::string v = col(row, c); !v.empty() && v != "0" && v != "1")
       return std::string("column ") + c + " is not 0 or 1: \"" + v + "\"";
-  l.a2a_overlap = int_col(row, "a2a_overlap").value_or(0) != 0;
-  // Optional column (not in groundtruth.csv's schema): Megatron --tp-comm-overlap, 0 or 1; absent or blank = off.
-  l.tp_comm_overlap = int_col(row, "tp_comm_overlap").value_or(0) != 0;
+  l.a2a_overlap = col(row, "a2a_overlap") == "1";
+  // Optional column (not in groundtruth.csv's schema): Megatron --tp-comm-overlap; absent or blank = off.
+  l.tp_comm_overlap = col(row, "tp_comm_overlap") == "1";
   // Token dropping: not groundtruth.csv columns; recipe settings (recipe_settings.hpp) may add them.
   if (const std::string cf = col(row, "expert_capacity_factor"); !cf.empty()) {
     const auto v = parse_finite_number(cf);
     if (!v || *v <= 0) return "column expert_capacity_factor is not a positive number: \"" + cf + "\"";
     l.expert_capacity_factor = *v;
   }
-  l.pad_expert_input_to_capacity = int_col(row, "pad_expert_input_to_capacity").value_or(0) != 0;
+  l.pad_expert_input_to_capacity = col(row, "pad_expert_input_to_capacity") == "1";
   // Optional column (not in groundtruth.csv's schema; recipe settings may add it): 0 = ranks not NUMA-bound.
-  l.cpu_binding = int_col(row, "cpu_binding").value_or(1) != 0;
+  l.cpu_binding = col(row, "cpu_binding") != "0";
   try {
     const std::string prec = col(row, "precision");
     l.precision = prec.empty() ? layout::Precision::bf16 : layout::parse_precision(prec);
