@@ -148,7 +148,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
         for (const auto& st : predict::ladder_steps(result))
           steps.push_back({{"from", st.from}, {"to", st.to}, {"measured_change_pct", st.measured_change_pct},
                            {"predicted_change_pct", st.predicted_change_pct}, {"judged", st.judged},
-                           {"same_direction", st.same_direction}});
+                           {"same_direction", st.same_direction}, {"changed_columns", st.changed_columns}});
       }
       ctx.out << j.dump(2) << "\n";
     } else {

@@ -122,6 +122,16 @@ struct Layout {
 
   // Memory-relevant training options (moe-modeling.md §3.1).
   bool distributed_optimizer = true;          // ZeRO-1 over the data-parallel group
+  // Fully sharded data parallelism as PyTorch FSDP2 runs it (ZeRO-3; NeMo AutoModel, TorchTitan): weights,
+  // gradients and optimizer state sharded over the data-parallel group; each unit (a layer, the embedding, the
+  // head) all-gathers its weights when used sharded. Without PP it reshards after its backward and
+  // reduce-scatters its gradients every micro-batch (FSDP2's defaults); with PP, torch's pipeline stages keep the
+  // weights and defer the gradient reduce-scatter to the step's last backward. Replaces the distributed
+  // optimizer's gather and reduce-scatter (workload/README.md "FSDP").
+  bool fsdp = false;
+  // FSDP2's reshard_after_forward (its default: true): free the gathered weights after a unit's forward, so its
+  // backward gathers them again.
+  bool fsdp_reshard_after_forward = true;
   Dtype grad_reduce_dtype = Dtype::fp32;      // Megatron --grad-reduce-in-bf16 makes it bf16
   Dtype optimizer_moment_dtype = Dtype::fp32; // Megatron --exp-avg-dtype/--exp-avg-sq-dtype (precision-aware optimizer)
   bool fp8_param_gather = false;              // FP8 primary weights (no BF16 weight copy)

@@ -39,6 +39,11 @@ const std::vector<LayoutField>& layout_fields() {
       {"account_for_loss_in_pipeline_split", "", K::boolean, K::boolean, "Even split counts the loss as a layer"},
       {"distributed_optimizer", "use_distributed_optimizer", K::boolean, K::boolean,
        "Shard optimizer state over data parallel ranks (default: on)"},
+      {"fsdp", "", K::boolean, K::boolean,
+       "Fully sharded data parallel (FSDP2 / ZeRO-3): weights, gradients and optimizer state sharded, per-layer "
+       "weight gathers"},
+      {"fsdp_reshard_after_forward", "", K::boolean, K::boolean,
+       "FSDP: free gathered weights after each unit's forward (FSDP2's default: on); off keeps them to the backward"},
       {"grad_reduce_dtype", "grad_reduce_in_bf16", K::dtype, K::boolean,
        "Gradient reduction dtype: bf16 | fp32 (default fp32)"},
       {"optimizer_moment_dtype", "", K::dtype, K::dtype, "Adam moment dtype: bf16 | fp32 (default fp32)"},

@@ -179,6 +179,8 @@ Layout read_layout_fields(ObjectReader& r) {
   l.account_for_embedding_in_pipeline_split = fr.boolean("account_for_embedding_in_pipeline_split").value_or(false);
   l.account_for_loss_in_pipeline_split = fr.boolean("account_for_loss_in_pipeline_split").value_or(false);
   l.distributed_optimizer = fr.boolean("distributed_optimizer").value_or(true);
+  l.fsdp = fr.boolean("fsdp").value_or(false);
+  l.fsdp_reshard_after_forward = fr.boolean("fsdp_reshard_after_forward").value_or(true);
   l.fp8_param_gather = fr.boolean("fp8_param_gather").value_or(false);
   l.fp8_attention = fr.boolean("fp8_attention").value_or(false);
   if (const std::string key = fr.spelling("te_version"); !key.empty() && r.raw(key)->is_number())
@@ -265,6 +267,8 @@ config::Json to_json(const Layout& l) {
   j["account_for_embedding_in_pipeline_split"] = l.account_for_embedding_in_pipeline_split;
   j["account_for_loss_in_pipeline_split"] = l.account_for_loss_in_pipeline_split;
   j["distributed_optimizer"] = l.distributed_optimizer;
+  j["fsdp"] = l.fsdp;
+  j["fsdp_reshard_after_forward"] = l.fsdp_reshard_after_forward;
   j["grad_reduce_dtype"] = std::string(to_string(l.grad_reduce_dtype));
   j["optimizer_moment_dtype"] = std::string(to_string(l.optimizer_moment_dtype));
   j["fp8_param_gather"] = l.fp8_param_gather;

@@ -5,7 +5,8 @@
 // Keys: the snake_case keys of layout/layout_fields.hpp, each also under its Megatron-LM name; giving both
 // spellings of one field is an error. Required: gpus, gbs, seq. Defaults: tp pp cp ep mbs 1, etp = tp,
 // vpp = stages/pp of pp_layout when given (else 1), precision bf16, dispatcher alltoall, recompute none,
-// cuda_graph none, a2a_overlap false, mtp 0, distributed_optimizer true, grad_reduce_dtype and
+// cuda_graph none, a2a_overlap false, mtp 0, distributed_optimizer true, fsdp false,
+// fsdp_reshard_after_forward true, grad_reduce_dtype and
 // optimizer_moment_dtype fp32, sequence_parallel unset (on when tp > 1).
 // Megatron spellings accept Megatron's value shapes: virtual_pipeline_model_parallel_size may be null
 // (no interleaving); recompute is recompute_granularity ("selective" | "full" | null) with recompute_modules

@@ -19,21 +19,21 @@ struct BytesPerParam {
   double weight, grad, optimizer;
 };
 
+// Under FSDP weights and gradients are sharded over `d` too (ZeRO-3), and the optimizer state always is.
 BytesPerParam bytes_per_param(const layout::Layout& l, int d) {
   const double moments = l.optimizer_moment_dtype == layout::Dtype::bf16 ? 2 * 2.0 : 2 * 4.0;
-  const double shard = l.distributed_optimizer ? static_cast<double>(d) : 1.0;
-  return {l.fp8_param_gather ? 1.0 : 2.0, l.grad_reduce_dtype == layout::Dtype::bf16 ? 2.0 : 4.0,
-          (4.0 + moments) / shard};
-}
-
-// Splits one layer's parameters into the TP-sharded dense side and the EP*ETP-sharded expert side, per GPU.
-// Norms and the router are replicated across TP (Megatron keeps them whole).
-void add_layer(const model::LayerParameters& p, const layout::Layout& l, double& dense, double& expert) {
-  dense += static_cast<double>(p.attention + p.dense_mlp + p.shared_experts) / l.tp + static_cast<double>(p.norms + p.router);
-  expert += static_cast<double>(p.routed_experts) / (static_cast<double>(l.ep) * l.etp);
+  const double shard = l.distributed_optimizer || l.fsdp ? static_cast<double>(d) : 1.0;
+  const double fsdp_shard = l.fsdp ? static_cast<double>(d) : 1.0;
+  return {(l.fp8_param_gather ? 1.0 : 2.0) / fsdp_shard,
+          (l.grad_reduce_dtype == layout::Dtype::bf16 ? 2.0 : 4.0) / fsdp_shard, (4.0 + moments) / shard};
 }
 
 }  // namespace
+
+LayerShare layer_params_per_gpu(const model::LayerParameters& p, const layout::Layout& l) {
+  return {static_cast<double>(p.attention + p.dense_mlp + p.shared_experts) / l.tp + static_cast<double>(p.norms + p.router),
+          static_cast<double>(p.routed_experts) / (static_cast<double>(l.ep) * l.etp)};
+}
 
 int inflight_chunks(const layout::Layout& l, int pp_rank) {
   const int total = l.num_microbatches() * l.vpp;
@@ -61,27 +61,52 @@ MemoryEstimate estimate_memory(const model::ModelSpec& spec, const layout::Layou
     b.pp_rank = r;
     double act_per_microbatch = 0;  // all chunks of the rank, one micro-batch each
     bool holds_embedding = false, holds_head = false;
+    double largest_unit = 0;  // parameters of the rank's largest FSDP unit (a layer, the embedding or the head)
+    auto add_layer = [&](const model::LayerParameters& p, double extra_dense) {
+      const LayerShare s = layer_params_per_gpu(p, l);
+      b.dense_params += s.dense + extra_dense;
+      b.expert_params += s.expert;
+      largest_unit = std::max(largest_unit, s.dense + extra_dense + s.expert);
+    };
     for (const auto& chunk : stages.ranks[r]) {
       for (int layer : chunk.layers) {
-        add_layer(counts.layers[layer], l, b.dense_params, b.expert_params);
+        add_layer(counts.layers[layer], 0);
         act_per_microbatch += spec.is_moe_layer(layer) ? act_moe : act_dense;
       }
       for (int m : chunk.mtp_layers) {
         if (m >= static_cast<int>(counts.mtp.size())) continue;
         const auto& mtp = counts.mtp[m];
-        add_layer(mtp.layer, l, b.dense_params, b.expert_params);
-        b.dense_params += static_cast<double>(mtp.projection) / l.tp + static_cast<double>(mtp.norms);
+        add_layer(mtp.layer, static_cast<double>(mtp.projection) / l.tp + static_cast<double>(mtp.norms));
         act_per_microbatch += act_mtp + 2 * hidden_bytes;  // plus the projected [embedding; hidden] input
         holds_embedding = holds_head = true;              // MTP shares the embedding and the output head
       }
       holds_embedding |= chunk.has_embedding;
       holds_head |= chunk.has_loss;
     }
-    if (holds_embedding) b.dense_params += static_cast<double>(counts.embedding) / l.tp;
-    if (holds_head) b.dense_params += static_cast<double>(counts.lm_head + counts.final_norm) / l.tp;
+    if (holds_embedding) {
+      b.dense_params += static_cast<double>(counts.embedding) / l.tp;
+      largest_unit = std::max(largest_unit, static_cast<double>(counts.embedding) / l.tp);
+    }
+    if (holds_head) {
+      b.dense_params += static_cast<double>(counts.lm_head + counts.final_norm) / l.tp;
+      largest_unit = std::max(largest_unit, static_cast<double>(counts.lm_head + counts.final_norm) / l.tp);
+    }
 
     b.weights = b.dense_params * dense_b.weight + b.expert_params * expert_b.weight;
     b.gradients = b.dense_params * dense_b.grad + b.expert_params * expert_b.grad;
+    if (l.fsdp) {
+      // Gathered weights: all of the rank's once a backward keeps them (PP: torch's stages do not reshard after a
+      // backward) or no forward frees them; else the running unit and the prefetched one. Unsharded gradients: all
+      // of them while PP defers the reduce-scatter to the last backward; else the unit being reduced.
+      const double rank_params = b.dense_params + b.expert_params;
+      const bool keeps_weights = stages.pp > 1 || !l.fsdp_reshard_after_forward;
+      const double unsharded_weights = (keeps_weights ? rank_params : 2 * largest_unit) * (l.fp8_param_gather ? 1.0 : 2.0);
+      const double unsharded_grads =
+          (stages.pp > 1 ? rank_params : largest_unit) * (l.grad_reduce_dtype == layout::Dtype::bf16 ? 2.0 : 4.0);
+      b.weights += unsharded_weights;
+      b.gradients += unsharded_grads;
+      b.fsdp_unsharded = unsharded_weights + unsharded_grads;
+    }
     b.optimizer = b.dense_params * dense_b.optimizer + b.expert_params * expert_b.optimizer;
 
     const int units = inflight_chunks(l, r);

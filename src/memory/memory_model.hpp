@@ -9,6 +9,7 @@
 #include "layout/layout.hpp"
 #include "layout/pipeline_layout.hpp"
 #include "model/model_spec.hpp"
+#include "model/parameters.hpp"
 
 namespace moesim::memory {
 
@@ -22,6 +23,13 @@ struct ReserveAssumptions {
   double full_cuda_graph_fraction = 0.05;                         // assumption: static graph pools, fraction of activations
 };
 
+// One layer's parameters on one GPU: the TP-sharded dense side (norms and the router kept whole, as Megatron
+// does) and the routed experts sharded over EP x ETP. Before any data-parallel sharding.
+struct LayerShare {
+  double dense = 0, expert = 0;
+};
+LayerShare layer_params_per_gpu(const model::LayerParameters& params, const layout::Layout& layout);
+
 struct MemoryBreakdown {
   int pp_rank = 0;
   double dense_params = 0;   // parameters on one GPU of this rank, TP-sharded side
@@ -29,6 +37,11 @@ struct MemoryBreakdown {
   double weights = 0;        // bytes
   double gradients = 0;
   double optimizer = 0;
+  // Under FSDP, the unsharded parameters and gradients held at once (included in weights and gradients). Without
+  // PP and with reshard after forward: the largest unit of the rank gathered twice (the one running and the one
+  // prefetched) and its gradient once; weights kept (PP, or no reshard after forward): all of the rank's; gradient
+  // sync deferred (PP): all of the rank's gradients.
+  double fsdp_unsharded = 0;
   double activations = 0;    // saved activations of all in-flight micro-batches, plus the logits buffer
   double inflight_units = 0; // (micro-batch, chunk) pairs held at the peak, as the schedule counts them
   double buffers = 0;        // communication buffers, CUDA context, graph pools

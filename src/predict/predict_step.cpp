@@ -27,7 +27,7 @@ std::string layout_summary(const layout::Layout& l) {
   if (l.cp > 1) s += " CP" + std::to_string(l.cp);
   s += " EP" + std::to_string(l.ep);
   if (l.etp > 1) s += " ETP" + std::to_string(l.etp);
-  s += " DP" + std::to_string(l.dp()) + " MBS" + std::to_string(l.mbs) + " GBS" + std::to_string(l.gbs) + " seq" +
+  s += (l.fsdp ? " FSDP" : " DP") + std::to_string(l.dp()) + " MBS" + std::to_string(l.mbs) + " GBS" + std::to_string(l.gbs) + " seq" +
        std::to_string(l.seq) + " " + std::string(layout::to_string(l.precision)) +
        (l.fp8_attention ? " (fp8 attention)" : "") + " " +
        std::string(layout::to_string(l.dispatcher)) + ", recompute " + l.recompute.to_string() + ", cuda graph " +

@@ -62,7 +62,7 @@ std::optional<std::string> read_layout(const std::map<std::string, std::string>&
   l.mtp = int_col(row, "mtp").value_or(0);
   // Switch columns: blank = the default; anything but 0 or 1 ("yes", "false") skips the row instead of being read
   // as the default. Past this check each holds "", "0" or "1".
-  for (const char* c : {"a2a_overlap", "tp_comm_overlap", "pad_expert_input_to_capacity", "cpu_binding"})
+  for (const char* c : {"a2a_overlap", "tp_comm_overlap", "pad_expert_input_to_capacity", "cpu_binding", "fsdp"})
     if (const std::string v = col(row, c); !v.empty() && v != "0" && v != "1")
       return std::string("column ") + c + " is not 0 or 1: \"" + v + "\"";
   l.a2a_overlap = col(row, "a2a_overlap") == "1";
@@ -77,6 +77,14 @@ std::optional<std::string> read_layout(const std::map<std::string, std::string>&
   l.pad_expert_input_to_capacity = col(row, "pad_expert_input_to_capacity") == "1";
   // Optional column (not in groundtruth.csv's schema; recipe settings may add it): 0 = ranks not NUMA-bound.
   l.cpu_binding = col(row, "cpu_binding") != "0";
+  // Optional column: fully sharded data parallel. Blank = on when the framework names PyTorch FSDP2 (NeMo
+  // AutoModel, TorchTitan). Another framework's "FSDP" (Meta's internal 4D stack for Llama 3) does not say how it
+  // shards and reshards, so it keeps the distributed optimizer's traffic.
+  if (const std::string f = col(row, "fsdp"); !f.empty()) l.fsdp = f == "1";
+  else l.fsdp = to_lower(col(row, "framework")).find("fsdp2") != std::string::npos;
+  // Reshard after forward only without PP: NeMo AutoModel's MoE parallelizer at 89e3a9fdd, the commit that
+  // published its DeepSeek-V3 rows, sets reshard_after_forward = not pp_enabled (components/moe/parallelizer.py).
+  l.fsdp_reshard_after_forward = l.pp == 1;
   try {
     const std::string prec = col(row, "precision");
     l.precision = prec.empty() ? layout::Precision::bf16 : layout::parse_precision(prec);
@@ -255,6 +263,9 @@ ValidationResult validate_table(const config::CsvTable& table, const Resolvers& 
     ValidationRow& v = out.rows[i];
     v.model = col(row, "model");
     v.hardware = col(row, "hardware");
+    for (const auto& [name, text] : row)
+      if (name != "id" && name != "metric" && name != "value" && name != "unit" && name != "source" && name != "notes")
+        v.inputs[name] = text;
     RowCase rc = case_from_row(row, resolve, base);
     v.id = rc.id;
     v.metric = rc.metric;
@@ -327,25 +338,40 @@ std::vector<LadderStep> ladder_steps(const ValidationResult& r, double threshold
     s.judged = std::fabs(s.measured_change_pct) > threshold_pct;
     // A prediction that moves by less than 0.1 % has not moved (rounding in a row's inputs is not a direction).
     s.same_direction = std::fabs(s.predicted_change_pct) >= 0.1 && s.measured_change_pct * s.predicted_change_pct > 0;
+    for (const auto& [name, text] : b.inputs) {
+      const auto it = a.inputs.find(name);
+      if (it == a.inputs.end() || it->second != text) s.changed_columns.push_back(name);
+    }
+    for (const auto& [name, text] : a.inputs)
+      if (!b.inputs.count(name)) s.changed_columns.push_back(name);
     out.push_back(s);
   }
   return out;
 }
 
 std::string to_text_table(const std::vector<LadderStep>& steps) {
-  std::string out = "step              measured  predicted  direction\n";
-  int judged = 0, same = 0;
+  std::string out = "step              measured  predicted  direction                           changed columns\n";
+  int judged = 0, same = 0, unchanged = 0;
   char line[160];
   for (const auto& s : steps) {
     const char* verdict = !s.judged ? "not judged (small measured change)" : s.same_direction ? "same" : "WRONG";
-    std::snprintf(line, sizeof line, "%-6s -> %-6s %+8.1f%% %+9.1f%%  %s\n", s.from.c_str(), s.to.c_str(),
+    std::snprintf(line, sizeof line, "%-6s -> %-6s %+8.1f%% %+9.1f%%  %-34s  ", s.from.c_str(), s.to.c_str(),
                   s.measured_change_pct, s.predicted_change_pct, verdict);
-    out += line;
+    std::string changed;
+    for (const auto& c : s.changed_columns) changed += (changed.empty() ? "" : ", ") + c;
+    out += line + (changed.empty() ? std::string("(none: the change is not in the table)") : changed) + "\n";
     judged += s.judged ? 1 : 0;
     same += s.judged && s.same_direction ? 1 : 0;
+    unchanged += s.judged && s.changed_columns.empty() ? 1 : 0;
   }
-  std::snprintf(line, sizeof line, "steps judged %d, predicted in the measured direction %d\n", judged, same);
-  return out + line;
+  std::snprintf(line, sizeof line, "steps judged %d, predicted in the measured direction %d", judged, same);
+  out += line;
+  if (unchanged > 0) {
+    std::snprintf(line, sizeof line, "; %d judged step%s no input column changed", unchanged,
+                  unchanged == 1 ? " has" : "s have");
+    out += line;
+  }
+  return out + "\n";
 }
 
 std::string to_json_text(const ValidationResult& r) {

@@ -9,7 +9,8 @@
 // blank ep skips an MoE row). Rows whose metric is not a step
 // prediction (time-to-train, scaling percentages), whose parallel sizes are missing, or whose names do not
 // resolve are skipped with the reason. The FLOP definition follows the row's framework: MaxText/JAX ->
-// maxtext, TorchTitan -> torchtitan, everything else -> megatron.
+// maxtext, TorchTitan -> torchtitan, everything else -> megatron. A framework naming PyTorch FSDP2 runs as
+// `fsdp` (reshard after forward only without PP) unless an `fsdp` column says 0 or 1.
 #include <functional>
 #include <map>
 #include <optional>
@@ -28,6 +29,9 @@ struct ValidationRow {
   std::optional<double> predicted;  // absent when skipped
   std::string skipped;              // the reason, when skipped
   std::string model, hardware, layout;
+  // The row's input columns as read (every column but id, metric, value, unit, source and notes): what a ladder
+  // step changed.
+  std::map<std::string, std::string> inputs;
   double error_pct() const { return predicted ? 100.0 * (*predicted - measured) / measured : 0.0; }
 };
 
@@ -77,6 +81,9 @@ struct LadderStep {
   double measured_change_pct = 0, predicted_change_pct = 0;
   bool judged = false;   // |measured change| > threshold
   bool same_direction = false;
+  // Input columns whose text differs between the two rows. Empty means the step's change is not in the table (a
+  // ladder step described only in prose): no prediction from the rows can move, and the table says so.
+  std::vector<std::string> changed_columns;
 };
 // A predicted change under 0.1 % counts as no move (so never as the measured direction).
 std::vector<LadderStep> ladder_steps(const ValidationResult& r, double threshold_pct = 3.0);

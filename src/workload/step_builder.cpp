@@ -8,6 +8,8 @@
 #include "core/error.hpp"
 #include "layout/rank_map.hpp"
 #include "memory/memory_model.hpp"
+#include "model/flops.hpp"
+#include "model/parameters.hpp"
 #include "workload/comm_costs.hpp"
 #include "workload/layer_costs.hpp"
 #include "workload/pipeline_schedule.hpp"
@@ -62,6 +64,8 @@ class Builder {
       const auto p = layout::placement(map_, d, domain_);
       placements_[d] = GroupPlacement{p.group_size, p.max_domains_per_group};
     }
+    dense_g_ = placement_of(layout::Dim::dp_cp);
+    expert_g_ = placement_of(layout::Dim::edp);
     const auto ep = shape_of(placement_of(layout::Dim::ep));
     // One cost per distinct (MLP kind, attention window) among the layers; MTP layers use full attention.
     for (std::int64_t i = 0; i < m_.num_layers; ++i) {
@@ -73,6 +77,19 @@ class Builder {
     // The EP exchange is the same for every MoE layer: cost its four directions once.
     for (const auto& [key, c] : costs_)
       if (key.first) ep_ = ep_demands(c.ep_problem);
+    if (l_.fsdp) {
+      // FSDP units: each decoder and MTP layer, the input embedding, and the output head (with the final norm),
+      // as TorchTitan and NeMo AutoModel wrap them. Sizes per GPU before the data-parallel sharding.
+      const auto counts = model::count_parameters(m_, model::padded_vocab_size(m_.vocab_size, 128, l_.tp));
+      for (const auto& p : counts.layers) fsdp_layer_.push_back(memory::layer_params_per_gpu(p, l_));
+      for (const auto& t : counts.mtp) {
+        auto s = memory::layer_params_per_gpu(t.layer, l_);
+        s.dense += static_cast<double>(t.projection) / l_.tp + static_cast<double>(t.norms);
+        fsdp_layer_.push_back(s);
+      }
+      fsdp_embedding_.dense = static_cast<double>(counts.embedding) / l_.tp;
+      fsdp_head_.dense = static_cast<double>(counts.lm_head + counts.final_norm) / l_.tp;
+    }
     embedding_ = embedding_cost(m_, l_, ctx_);
     output_ = output_cost(m_, l_, ctx_);
     mtp_extra_ = mtp_extra_cost(m_, l_, ctx_);
@@ -527,14 +544,20 @@ class Builder {
     if (u.unit.forward) {
       if (auto it = param_gather_.find(std::make_pair(rank, u.unit.chunk)); it != param_gather_.end() && mb == 0)
         u.chain.last = join_any(rank, u.chain.last, it->second);
-      if (ch.has_embedding) compute(rank, embedding_.fwd, "embedding_fwd", u.chain, -1, mb, Phase::fwd);
+      if (ch.has_embedding) {
+        fsdp_use(rank, kEmbeddingUnit, u.chain, mb, Phase::fwd);
+        compute(rank, embedding_.fwd, "embedding_fwd", u.chain, -1, mb, Phase::fwd);
+        fsdp_release(rank, kEmbeddingUnit, false, u.chain.last, mb);
+      }
       for (int layer : ch.layers) u.layers.push_back({rank, layer, mb, m_.is_moe_layer(layer), &cost_of(layer), &u.chain});
       for (int t : ch.mtp_layers) u.layers.push_back({rank, static_cast<int>(m_.num_layers) + t, mb, m_.mtp_layer_is_moe(), &cost_of(static_cast<int>(m_.num_layers) + t), &u.chain});
     } else {
       if (ch.has_loss) {
+        fsdp_use(rank, kHeadUnit, u.chain, mb, Phase::fwd);
         compute(rank, output_.fwd, "output_fwd", u.chain, -1, mb, Phase::fwd);
         compute(rank, output_.dgrad, "output_dgrad", u.chain, -1, mb, Phase::bwd_dgrad);
         compute(rank, output_.wgrad, "output_wgrad", u.chain, -1, mb, Phase::bwd_wgrad);
+        fsdp_release(rank, kHeadUnit, true, u.chain.last, mb);
       }
       for (auto it = ch.mtp_layers.rbegin(); it != ch.mtp_layers.rend(); ++it) {
         compute(rank, mtp_extra_.fwd, "mtp_head_fwd", u.chain, static_cast<int>(m_.num_layers) + *it, mb, Phase::fwd);
@@ -560,7 +583,10 @@ class Builder {
         pending_inputs_[std::make_tuple(false, vs, mb)] = u.chain.last;
       }
     } else {
-      if (chunk(rank, u.unit.chunk).has_embedding) compute(rank, embedding_.wgrad, "embedding_wgrad", u.chain, -1, mb, Phase::bwd_wgrad);
+      if (chunk(rank, u.unit.chunk).has_embedding) {
+        compute(rank, embedding_.wgrad, "embedding_wgrad", u.chain, -1, mb, Phase::bwd_wgrad);
+        fsdp_release(rank, kEmbeddingUnit, true, u.chain.last, mb);
+      }
       if (vs > 0) pending_inputs_[std::make_tuple(false, vs - 1, mb)] = pp_send(rank, -1, mb, Phase::bwd_dgrad, u.chain.last);
       last_bwd_[u.unit.chunk] = u.chain.last;
     }
@@ -570,6 +596,71 @@ class Builder {
     Chain c{a};
     LayerRun r{rank, -1, -1, false, nullptr, &c};
     return join(r, b);
+  }
+
+  // ---- FSDP (Layout::fsdp; PyTorch FSDP2) -------------------------------------------------------------------
+  // Units are keyed by layer index; the embedding is kEmbeddingUnit, the head kHeadUnit. A unit is gathered when it
+  // is used while sharded; FSDP2 reshards it after its forward when fsdp_reshard_after_forward is set, and after its
+  // backward only without PP: torch.distributed.pipelining's stages turn off reshard-after-backward and gradient
+  // sync on every backward but the step's last (PipelineStage.backward_maybe_with_nosync), so with PP the gradients
+  // are reduce-scattered per chunk after its last backward, like the distributed optimizer's.
+  static constexpr int kEmbeddingUnit = -1, kHeadUnit = -2;
+  const memory::LayerShare& fsdp_unit(int key) const {
+    return key == kEmbeddingUnit ? fsdp_embedding_ : key == kHeadUnit ? fsdp_head_ : fsdp_layer_.at(static_cast<std::size_t>(key));
+  }
+  bool fsdp_syncs_every_microbatch() const { return in_.stages.pp == 1; }
+  // Gathers the unit on the DP stream (dense side over DP x CP, routed experts over EDP) if it is sharded, after
+  // the ops in `gate`, and returns the op its users wait for (the latest gather of the unit; -1 when none).
+  OpId fsdp_gather(int rank, int key, std::vector<OpId> gate, int mb, Phase phase) {
+    if (!l_.fsdp) return -1;
+    if (fsdp_unsharded_[key]) return fsdp_gather_op_.count(key) ? fsdp_gather_op_[key] : -1;
+    fsdp_unsharded_[key] = true;
+    const auto& unit = fsdp_unit(key);
+    const int layer = std::max(key, -1);
+    const double param_b = l_.fp8_param_gather ? 1.0 : 2.0;
+    OpId last = -1;
+    if (dense_g_.size > 1 && unit.dense > 0)
+      last = comm(rank, gather_scatter(Stream::dp_comm, "dp", "fsdp_param_allgather", dense_g_, unit.dense * param_b * (dense_g_.size - 1) / dense_g_.size, comm::Collective::all_gather), gate, layer, mb, phase);
+    if (expert_g_.size > 1 && unit.expert > 0)
+      last = comm(rank, gather_scatter(Stream::dp_comm, "dp", "fsdp_expert_param_allgather", expert_g_, unit.expert * param_b * (expert_g_.size - 1) / expert_g_.size, comm::Collective::all_gather), last >= 0 ? std::vector<OpId>{last} : gate, layer, mb, phase);
+    return fsdp_gather_op_[key] = last;
+  }
+  // After a unit's forward (`backward` false) or backward, whose last op is `after`: reshard it as FSDP2 would,
+  // and without PP reduce-scatter its gradients.
+  void fsdp_release(int rank, int key, bool backward, OpId after, int mb) {
+    if (!l_.fsdp) return;
+    if (!backward) {
+      if (l_.fsdp_reshard_after_forward) fsdp_unsharded_[key] = false;
+      return;
+    }
+    if (!fsdp_syncs_every_microbatch()) return;
+    fsdp_unsharded_[key] = false;
+    const auto& unit = fsdp_unit(key);
+    const int layer = std::max(key, -1);
+    const double grad_b = l_.grad_reduce_dtype == layout::Dtype::bf16 ? 2.0 : 4.0;
+    if (dense_g_.size > 1 && unit.dense > 0)
+      after = fsdp_last_reduce_ = comm(rank, gather_scatter(Stream::dp_comm, "dp", "fsdp_grad_reduce_scatter", dense_g_, unit.dense * grad_b * (dense_g_.size - 1) / dense_g_.size, comm::Collective::reduce_scatter), {after}, layer, mb, Phase::bwd_wgrad);
+    if (expert_g_.size > 1 && unit.expert > 0)
+      fsdp_last_reduce_ = comm(rank, gather_scatter(Stream::dp_comm, "dp", "fsdp_expert_grad_reduce_scatter", expert_g_, unit.expert * grad_b * (expert_g_.size - 1) / expert_g_.size, comm::Collective::reduce_scatter), {after}, layer, mb, Phase::bwd_wgrad);
+  }
+  // Makes `chain` wait for the unit's weights.
+  void fsdp_use(int rank, int key, Chain& chain, int mb, Phase phase) {
+    if (const OpId g = fsdp_gather(rank, key, {}, mb, phase); g >= 0) chain.last = join_any(rank, chain.last, g);
+  }
+  // Before layer k of a unit: the next layer's gather is issued now and may start once this layer can (FSDP2
+  // keeps one gather in flight ahead of the running layer, and issues a backward layer's prefetch before the
+  // running layer's reduce-scatter); this layer waits for its own.
+  void fsdp_before(UnitPlan& u, std::size_t k) {
+    if (!l_.fsdp) return;
+    const Phase phase = u.unit.forward ? Phase::fwd : Phase::bwd_dgrad;
+    const auto& r = u.layers[k];
+    if (k == 0) fsdp_gather(r.rank, r.layer, {}, r.mb, phase);
+    if (k + 1 < u.layers.size()) fsdp_gather(r.rank, u.layers[k + 1].layer, {u.chain.last}, r.mb, phase);
+    fsdp_use(r.rank, r.layer, u.chain, r.mb, phase);
+  }
+  void fsdp_after(UnitPlan& u, std::size_t k) {
+    const auto& r = u.layers[k];
+    fsdp_release(r.rank, r.layer, !u.unit.forward, u.chain.last, r.mb);
   }
 
   // Per-chunk parameters of this GPU (dense side over DP x CP, expert side over EDP), for DP collectives.
@@ -599,9 +690,13 @@ class Builder {
     // (--overlap-param-gather): chunk c's first forward waits for its own gather only.
     const ChunkParams cp = chunk_params(rank);
     const double param_b = l_.fp8_param_gather ? 1.0 : 2.0;
-    const auto dense_g = placement_of(layout::Dim::dp_cp);
-    const auto expert_g = placement_of(layout::Dim::edp);
-    for (int c = 0; c < in_.stages.vpp; ++c) {
+    const auto& dense_g = dense_g_;
+    const auto& expert_g = expert_g_;
+    fsdp_last_reduce_ = -1;
+    fsdp_unsharded_.clear();
+    fsdp_gather_op_.clear();
+    // Under FSDP the units gather their own weights when they are used sharded.
+    for (int c = 0; c < in_.stages.vpp && !l_.fsdp; ++c) {
       OpId last = -1;
       if (dense_g.size > 1)
         last = comm(rank, gather_scatter(Stream::dp_comm, "dp", "dp_param_allgather", dense_g, cp.dense * param_b * (dense_g.size - 1) / dense_g.size, comm::Collective::all_gather), {}, -1, -1, Phase::fwd);
@@ -621,9 +716,13 @@ class Builder {
         for (auto& x : b.layers) x.chain = &b.chain;
         const std::size_t n = std::max(f.layers.size(), b.layers.size());
         for (std::size_t k = 0; k < n; ++k) {
+          if (k < f.layers.size()) fsdp_before(f, k);
+          if (k < b.layers.size()) fsdp_before(b, k);
           if (k < f.layers.size() && k < b.layers.size()) layer_pair(f.layers[k], b.layers[k]);
           else if (k < f.layers.size()) layer_fwd(f.layers[k]);
           else layer_bwd(b.layers[k]);
+          if (k < f.layers.size()) fsdp_after(f, k);
+          if (k < b.layers.size()) fsdp_after(b, k);
         }
         finish_unit(rank, f);
         finish_unit(rank, b);
@@ -632,7 +731,11 @@ class Builder {
         UnitPlan u{units[i], {}, {}};
         start_unit(rank, u);
         for (auto& x : u.layers) x.chain = &u.chain;
-        for (auto& x : u.layers) u.unit.forward ? layer_fwd(x) : layer_bwd(x);
+        for (std::size_t k = 0; k < u.layers.size(); ++k) {
+          fsdp_before(u, k);
+          u.unit.forward ? layer_fwd(u.layers[k]) : layer_bwd(u.layers[k]);
+          fsdp_after(u, k);
+        }
         finish_unit(rank, u);
         ++i;
       }
@@ -642,8 +745,13 @@ class Builder {
     // optimizer step on this GPU's shard.
     const double grad_b = l_.grad_reduce_dtype == layout::Dtype::bf16 ? 2.0 : 4.0;
     std::vector<OpId> reduces;
+    if (fsdp_last_reduce_ >= 0) reduces.push_back(fsdp_last_reduce_);  // the DP stream runs them in order
     for (int c = 0; c < in_.stages.vpp; ++c) {
       OpId last = last_bwd_[c];
+      if (l_.fsdp && fsdp_syncs_every_microbatch()) {
+        reduces.push_back(last);
+        continue;
+      }
       if (dense_g.size > 1)
         last = comm(rank, gather_scatter(Stream::dp_comm, "dp", "dp_grad_reduce_scatter", dense_g, cp.dense * grad_b * (dense_g.size - 1) / dense_g.size, comm::Collective::reduce_scatter), {last}, -1, -1, Phase::bwd_wgrad);
       if (expert_g.size > 1 && cp.expert > 0)
@@ -663,8 +771,8 @@ class Builder {
     }
     // Adam on the local shard: read and write master weights, two moments, the gradient, write the weight.
     const double moment_b = l_.optimizer_moment_dtype == layout::Dtype::bf16 ? 2.0 : 4.0;
-    const double shard = b.dense_params / (l_.distributed_optimizer ? dense_g.size : 1) +
-                         b.expert_params / (l_.distributed_optimizer ? expert_g.size : 1);
+    const bool sharded = l_.distributed_optimizer || l_.fsdp;
+    const double shard = b.dense_params / (sharded ? dense_g.size : 1) + b.expert_params / (sharded ? expert_g.size : 1);
     const double bytes = shard * (2 * (4 + 2 * moment_b) + grad_b + param_b);
     Chain opt;
     kernels::MemoryBound k{bytes, "adam"};
@@ -693,6 +801,12 @@ class Builder {
   std::map<std::tuple<bool, int, int>, OpId> pending_inputs_;
   std::map<std::pair<int, int>, OpId> param_gather_;
   std::vector<OpId> last_bwd_;
+  GroupPlacement dense_g_, expert_g_;  // the data-parallel groups of the dense side (DP x CP) and of the experts
+  std::vector<memory::LayerShare> fsdp_layer_;  // FSDP unit sizes by layer (MTP layers after the decoder's)
+  memory::LayerShare fsdp_embedding_, fsdp_head_;
+  OpId fsdp_last_reduce_ = -1;
+  std::map<int, bool> fsdp_unsharded_;   // by unit key, this rank's current state
+  std::map<int, OpId> fsdp_gather_op_;   // by unit key, the latest gather
 };
 
 }  // namespace

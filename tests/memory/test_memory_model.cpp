@@ -29,17 +29,22 @@ layout::Layout gb300_recipe() {
   l.pp_layout = "Et*4|(t*4|)*14tmL";
   return l;
 }
+// DeepSeek-V3 on 64 GPUs, TP1 PP1 EP64: dense state over DP 64, experts over EDP 1.
+layout::Layout ep64() {
+  layout::Layout l;
+  l.gpus = 64;
+  l.ep = 64;
+  l.gbs = 64;
+  l.seq = 4096;
+  return l;
+}
 constexpr double GiB = 1024.0 * 1024 * 1024;
 }  // namespace
 
 TEST_CASE("static memory on one pipeline stage follows 6 + 12/d bytes per parameter (moe-modeling.md 3.1)") {
   // TP1 PP1 EP64 on 64 GPUs: DP = 64 for dense state, EDP = 1 for experts.
   const auto m = deepseek();
-  layout::Layout l;
-  l.gpus = 64;
-  l.ep = 64;
-  l.gbs = 64;
-  l.seq = 4096;
+  layout::Layout l = ep64();
   l.mtp = 1;
   const auto stages = layout::assign_stages(l, facts(m));
   const auto est = memory::estimate_memory(m, l, stages, 1e15);
@@ -54,13 +59,43 @@ TEST_CASE("static memory on one pipeline stage follows 6 + 12/d bytes per parame
   CHECK(static_bytes == doctest::Approx(r.dense_params * (6 + 12.0 / 64) + r.expert_params * (6 + 12.0 / 1)));
 }
 
+TEST_CASE("FSDP shards weights and gradients too, and holds its largest unit unsharded") {
+  // Same 64-GPU case: dense state over DP 64, experts over EDP 1. The largest unit is the output head.
+  const auto m = deepseek();
+  layout::Layout l = ep64();
+  l.fsdp = true;
+  const auto stages = layout::assign_stages(l, facts(m));
+  const auto r = memory::estimate_memory(m, l, stages, 1e15).ranks.at(0);
+  const auto counts = model::count_parameters(m, model::padded_vocab_size(m.vocab_size, 128, 1));
+  const double head = static_cast<double>(counts.lm_head + counts.final_norm);
+  CHECK(r.fsdp_unsharded == doctest::Approx(head * (2 * 2 + 4)));  // two gathered copies, one fp32 gradient
+  CHECK(r.weights + r.gradients + r.optimizer ==
+        doctest::Approx(r.dense_params * 18 / 64 + r.expert_params * 18 + r.fsdp_unsharded));
+  l.fsdp = false;
+  const auto zero1 = memory::estimate_memory(m, l, stages, 1e15).ranks.at(0);
+  CHECK(zero1.fsdp_unsharded == 0);
+  CHECK(r.weights + r.gradients < zero1.weights + zero1.gradients);
+  CHECK(r.optimizer == doctest::Approx(zero1.optimizer));  // the distributed optimizer already shards it
+
+  // Weights kept after the forward: the whole rank's weights are held gathered, gradients as before.
+  l.fsdp = true;
+  l.fsdp_reshard_after_forward = false;
+  const auto kept = memory::estimate_memory(m, l, stages, 1e15).ranks.at(0);
+  const double rank_params = kept.dense_params + kept.expert_params;
+  CHECK(kept.fsdp_unsharded == doctest::Approx(rank_params * 2 + head * 4));
+  // With PP the stage also holds its unsharded gradients until the step's last backward.
+  l.fsdp_reshard_after_forward = true;
+  l.pp = 2;
+  l.gpus = 128;
+  l.pp_layout = "Et*30|t*31L";
+  const auto pp_stages = layout::assign_stages(l, facts(m));
+  const auto piped = memory::estimate_memory(m, l, pp_stages, 1e15).ranks.at(0);
+  CHECK(piped.fsdp_unsharded == doctest::Approx((piped.dense_params + piped.expert_params) * (2 + 4)));
+}
+
 TEST_CASE("precision-aware optimizer and FP8 primary weights shrink static memory as documented") {
   const auto m = deepseek();
-  layout::Layout l;
-  l.gpus = 64;
-  l.ep = 64;
-  l.gbs = 64;
-  l.seq = 4096;
+  layout::Layout l = ep64();
   const auto stages = layout::assign_stages(l, facts(m));
   l.optimizer_moment_dtype = layout::Dtype::bf16;
   auto r = memory::estimate_memory(m, l, stages, 1e15).ranks.at(0);

@@ -156,16 +156,18 @@ TEST_CASE("JSON and text renderings of a validation result") {
 
 TEST_CASE("ladder steps: consecutive predicted rows, direction judged only beyond 3 %") {
   predict::ValidationResult r;
-  auto add = [&](const char* id, const char* metric, double measured, std::optional<double> predicted) {
+  auto add = [&](const char* id, const char* metric, double measured, std::optional<double> predicted,
+                 std::map<std::string, std::string> inputs = {{"dispatcher", "alltoall"}}) {
     predict::ValidationRow v;
     v.id = id;
     v.metric = metric;
     v.measured = measured;
     v.predicted = predicted;
+    v.inputs = std::move(inputs);
     r.rows.push_back(v);
   };
   add("A", "tflops_per_gpu", 100, 200);
-  add("B", "tflops_per_gpu", 110, 210);  // +10 % measured, +5 % predicted: same direction
+  add("B", "tflops_per_gpu", 110, 210, {{"dispatcher", "deepep"}, {"mtp", "1"}});  // +10 % measured, +5 % predicted
   add("C", "tflops_per_gpu", 112, 200);  // +1.8 % measured: not judged
   add("D", "tflops_per_gpu", 120, std::nullopt);  // skipped row: no step into or out of it
   add("E", "tflops_per_gpu", 130, 190);
@@ -179,7 +181,9 @@ TEST_CASE("ladder steps: consecutive predicted rows, direction judged only beyon
   CHECK(steps[0].predicted_change_pct == doctest::Approx(5.0).epsilon(1e-12));
   CHECK(steps[0].judged);
   CHECK(steps[0].same_direction);
+  CHECK(steps[0].changed_columns == std::vector<std::string>{"dispatcher", "mtp"});  // changed, then added
   CHECK(steps[1].to == "C");
+  CHECK(steps[1].changed_columns == std::vector<std::string>{"dispatcher", "mtp"});  // changed, then dropped
   CHECK_FALSE(steps[1].judged);
   CHECK(steps[2].from == "F");
   CHECK(steps[2].measured_change_pct == doctest::Approx(100.0).epsilon(1e-12));
@@ -187,9 +191,12 @@ TEST_CASE("ladder steps: consecutive predicted rows, direction judged only beyon
   CHECK(steps[2].judged);
   CHECK_FALSE(steps[2].same_direction);
   const auto text = predict::to_text_table(steps);
-  CHECK(text.find("A      -> B         +10.0%      +5.0%  same\n") != std::string::npos);
-  CHECK(text.find("F      -> G        +100.0%     -20.0%  WRONG\n") != std::string::npos);
-  CHECK(text.find("steps judged 2, predicted in the measured direction 1\n") != std::string::npos);
+  CHECK(text.find("A      -> B         +10.0%      +5.0%  same                                dispatcher, mtp\n") !=
+        std::string::npos);
+  CHECK(text.find("F      -> G        +100.0%     -20.0%  WRONG                               (none: the change is not "
+                  "in the table)\n") != std::string::npos);
+  CHECK(text.find("steps judged 2, predicted in the measured direction 1; 1 judged step has no input column changed\n") !=
+        std::string::npos);
 
   // A prediction that barely moves (rounding in the inputs) is not a direction.
   r.rows.clear();
@@ -363,12 +370,36 @@ TEST_CASE("the cpu_binding column a recipe adds is read: 0 = unbound ranks; abse
   REQUIRE(rc.c.has_value());
   CHECK_FALSE(rc.c->layout.cpu_binding);
   // A switch column holding anything but 0 or 1 skips the row with the reason, never reads as the default.
-  for (const char* c : {"cpu_binding", "a2a_overlap", "tp_comm_overlap", "pad_expert_input_to_capacity"}) {
+  for (const char* c : {"cpu_binding", "a2a_overlap", "tp_comm_overlap", "pad_expert_input_to_capacity", "fsdp"}) {
     auto bad = small_row({{c, "false"}});
     const auto skipped = predict::case_from_row(bad, resolvers());
     CHECK_FALSE(skipped.c.has_value());
     CHECK(skipped.skipped == std::string("column ") + c + " is not 0 or 1: \"false\"");
   }
+}
+
+TEST_CASE("FSDP: a framework naming PyTorch FSDP2 shards fully unless the fsdp column says otherwise") {
+  auto r = small_row({});
+  auto rc = predict::case_from_row(r, resolvers());
+  REQUIRE(rc.c.has_value());
+  CHECK_FALSE(rc.c->layout.fsdp);
+  r["framework"] = "NeMo AutoModel (PyTorch FSDP2)";
+  rc = predict::case_from_row(r, resolvers());
+  REQUIRE(rc.c.has_value());
+  CHECK(rc.c->layout.fsdp);
+  r["fsdp"] = "0";
+  rc = predict::case_from_row(r, resolvers());
+  REQUIRE(rc.c.has_value());
+  CHECK_FALSE(rc.c->layout.fsdp);
+  // Another stack's "FSDP" does not say it reshards as FSDP2 does: not this switch unless the column says so.
+  r = small_row({{"framework", "Meta internal (4D: TP,CP,PP,FSDP)"}});
+  rc = predict::case_from_row(r, resolvers());
+  REQUIRE(rc.c.has_value());
+  CHECK_FALSE(rc.c->layout.fsdp);
+  r["fsdp"] = "1";
+  rc = predict::case_from_row(r, resolvers());
+  REQUIRE(rc.c.has_value());
+  CHECK(rc.c->layout.fsdp);
 }
 
 TEST_CASE("a TFLOPS row that publishes its tokens/s is judged in its own FLOP definition") {

@@ -103,6 +103,79 @@ TEST_CASE("op counts follow layers x micro-batches on each stage") {
   CHECK(b.count(0, "edp_param_allgather") == 0);
 }
 
+TEST_CASE("FSDP without PP: each unit gathers before its forward and its backward and reduce-scatters, every micro-batch") {
+  // small-moe on one stage of 8 GPUs: DP8, EP4 (EDP 2), 4 micro-batches; layer 0 dense, layers 1-7 MoE.
+  const Built b("h100x8.json", "dgx-h100", [](layout::Layout& l) {
+    l.fsdp = true;
+    l.pp = 1;
+  });
+  REQUIRE(b.layout.num_microbatches() == 4);
+  REQUIRE(b.layout.edp() == 2);
+  CHECK(b.count(0, "fsdp_param_allgather") == 4 * (8 + 8 + 2));       // forward, backward, embedding and head
+  CHECK(b.count(0, "fsdp_expert_param_allgather") == 4 * (7 + 7));    // the MoE layers' experts over EDP
+  CHECK(b.count(0, "fsdp_grad_reduce_scatter") == 4 * (8 + 2));
+  CHECK(b.count(0, "fsdp_expert_grad_reduce_scatter") == 4 * 7);
+  for (const char* step_level : {"dp_param_allgather", "dp_grad_reduce_scatter", "edp_param_allgather", "edp_grad_reduce_scatter"})
+    CHECK(b.count(0, step_level) == 0);
+  // Each layer's first forward block waits for that layer's gather of the same micro-batch.
+  const auto& ops = b.w.graph.ops();
+  const auto& names = b.w.graph.names();
+  int checked = 0;
+  for (const auto& op : ops) {
+    if (names[op.name] != "attention_fwd" || op.microbatch != 2) continue;
+    std::vector<workload::OpId> todo(op.deps.begin(), op.deps.end());
+    bool found = false;
+    for (std::size_t i = 0; i < todo.size() && i < 200 && !found; ++i) {
+      const auto& d = ops[static_cast<std::size_t>(todo[i])];
+      if (names[d.name] == "fsdp_param_allgather" && d.layer == op.layer && d.microbatch == 2) found = true;
+      else if (d.layer == op.layer || d.layer == -1) todo.insert(todo.end(), d.deps.begin(), d.deps.end());
+    }
+    CAPTURE(op.layer);
+    CHECK(found);
+    ++checked;
+  }
+  CHECK(checked == 8);
+  CHECK_NOTHROW(b.w.graph.validate(b.w.network));
+
+  // Paired forward and backward layers (A2A overlap) share the gathered weights of a layer both use; each backward
+  // still reduce-scatters its own gradients.
+  const Built paired("h100x8.json", "dgx-h100", [](layout::Layout& l) {
+    l.fsdp = true;
+    l.pp = 1;
+    l.a2a_overlap = true;
+  });
+  CHECK(paired.count(0, "fsdp_param_allgather") <= 4 * (8 + 8 + 2));
+  CHECK(paired.count(0, "fsdp_param_allgather") >= 4 * (8 + 2));
+  CHECK(paired.count(0, "fsdp_grad_reduce_scatter") == 4 * (8 + 2));
+  CHECK(paired.count(0, "fsdp_expert_grad_reduce_scatter") == 4 * 7);
+  CHECK_NOTHROW(paired.w.graph.validate(paired.w.network));
+}
+
+TEST_CASE("FSDP with PP: the stage keeps its weights after a backward and reduce-scatters once per chunk") {
+  // h100x8 as above: PP2, 8 micro-batches, DP4. Rank 0 runs F0 F1 B0 F2 B1 ... F7 B6 B7 over the embedding and
+  // layers 0-3; rank 1 runs F0 B0 F1 B1 ... over layers 4-7 and the head (torch's pipeline stages turn off
+  // reshard-after-backward and gradient sync but for the last backward).
+  const Built b("h100x8.json", "dgx-h100", [](layout::Layout& l) { l.fsdp = true; });
+  // Rank 0: the embedding every forward; layers in F0 and F1 (after a forward) and in B0-B6 (after a forward).
+  CHECK(b.count(0, "fsdp_param_allgather") == 8 + 2 * 4 + 7 * 4);
+  // Rank 1: layers in F0 and in every backward; the head once (only backwards use it).
+  CHECK(b.count(1, "fsdp_param_allgather") == 4 + 8 * 4 + 1);
+  for (int rank : {0, 1}) {
+    CAPTURE(rank);
+    CHECK(b.count(rank, "fsdp_grad_reduce_scatter") == 0);
+    CHECK(b.count(rank, "dp_grad_reduce_scatter") == 1);  // one chunk, after its last backward
+    CHECK(b.count(rank, "dp_param_allgather") == 0);
+  }
+  // Kept through the forward too (fsdp_reshard_after_forward off): each unit is gathered once per step.
+  const Built kept("h100x8.json", "dgx-h100", [](layout::Layout& l) {
+    l.fsdp = true;
+    l.fsdp_reshard_after_forward = false;
+  });
+  CHECK(kept.count(0, "fsdp_param_allgather") == 1 + 4);
+  CHECK(kept.count(1, "fsdp_param_allgather") == 4 + 1);
+  CHECK_NOTHROW(kept.w.graph.validate(kept.w.network));
+}
+
 TEST_CASE("every op is labelled within the step's layers and micro-batches") {
   const Built b("gb200x64.json", "gb200-nvl72");
   const int m = b.layout.num_microbatches();
