@@ -42,7 +42,8 @@ void add_memory_command(CLI::App& app, Context& ctx) {
       for (const auto& b : est.ranks)
         ranks.push_back({{"pp_rank", b.pp_rank}, {"dense_params", b.dense_params}, {"expert_params", b.expert_params},
                          {"weights_GiB", b.weights / kGiB}, {"gradients_GiB", b.gradients / kGiB},
-                         {"optimizer_GiB", b.optimizer / kGiB}, {"activations_GiB", b.activations / kGiB},
+                         {"optimizer_GiB", b.optimizer / kGiB}, {"fsdp_unsharded_GiB", b.fsdp_unsharded / kGiB},
+                         {"activations_GiB", b.activations / kGiB},
                          {"inflight_chunks", b.inflight_units}, {"buffers_GiB", b.buffers / kGiB},
                          {"fragmentation_GiB", b.fragmentation / kGiB}, {"total_GiB", b.total() / kGiB}});
       j["ranks"] = ranks;

@@ -19,13 +19,15 @@ struct BytesPerParam {
   double weight, grad, optimizer;
 };
 
-// Under FSDP weights and gradients are sharded over `d` too (ZeRO-3), and the optimizer state always is.
+// Under FSDP over d > 1 ranks (ZeRO-3) the gradients are sharded too, and the only resident weight is FSDP2's
+// FP32 shard, which is the optimizer's master copy (counted there); the gathered low-precision copies are the
+// unsharded working set (MemoryBreakdown::fsdp_unsharded). The optimizer state is sharded either way.
 BytesPerParam bytes_per_param(const layout::Layout& l, int d) {
   const double moments = l.optimizer_moment_dtype == layout::Dtype::bf16 ? 2 * 2.0 : 2 * 4.0;
   const double shard = l.distributed_optimizer || l.fsdp ? static_cast<double>(d) : 1.0;
-  const double fsdp_shard = l.fsdp ? static_cast<double>(d) : 1.0;
-  return {(l.fp8_param_gather ? 1.0 : 2.0) / fsdp_shard,
-          (l.grad_reduce_dtype == layout::Dtype::bf16 ? 2.0 : 4.0) / fsdp_shard, (4.0 + moments) / shard};
+  const double weight = l.fp8_param_gather ? 1.0 : 2.0, grad = l.grad_reduce_dtype == layout::Dtype::bf16 ? 2.0 : 4.0;
+  if (l.fsdp && d > 1) return {0.0, grad / d, (4.0 + moments) / d};
+  return {weight, grad, (4.0 + moments) / shard};
 }
 
 }  // namespace
@@ -61,12 +63,15 @@ MemoryEstimate estimate_memory(const model::ModelSpec& spec, const layout::Layou
     b.pp_rank = r;
     double act_per_microbatch = 0;  // all chunks of the rank, one micro-batch each
     bool holds_embedding = false, holds_head = false;
-    double largest_unit = 0;  // parameters of the rank's largest FSDP unit (a layer, the embedding or the head)
+    // FSDP: the sharded parameters of the rank's largest unit (a layer, the embedding or the head) and of all its
+    // units; a side whose group is one GPU is not sharded and gathers nothing.
+    const double dense_sharded = dense_d > 1 ? 1.0 : 0.0, expert_sharded = l.edp() > 1 ? 1.0 : 0.0;
+    double largest_unit = 0;
     auto add_layer = [&](const model::LayerParameters& p, double extra_dense) {
       const LayerShare s = layer_params_per_gpu(p, l);
       b.dense_params += s.dense + extra_dense;
       b.expert_params += s.expert;
-      largest_unit = std::max(largest_unit, s.dense + extra_dense + s.expert);
+      largest_unit = std::max(largest_unit, (s.dense + extra_dense) * dense_sharded + s.expert * expert_sharded);
     };
     for (const auto& chunk : stages.ranks[r]) {
       for (int layer : chunk.layers) {
@@ -85,22 +90,25 @@ MemoryEstimate estimate_memory(const model::ModelSpec& spec, const layout::Layou
     }
     if (holds_embedding) {
       b.dense_params += static_cast<double>(counts.embedding) / l.tp;
-      largest_unit = std::max(largest_unit, static_cast<double>(counts.embedding) / l.tp);
+      largest_unit = std::max(largest_unit, dense_sharded * static_cast<double>(counts.embedding) / l.tp);
     }
     if (holds_head) {
       b.dense_params += static_cast<double>(counts.lm_head + counts.final_norm) / l.tp;
-      largest_unit = std::max(largest_unit, static_cast<double>(counts.lm_head + counts.final_norm) / l.tp);
+      largest_unit = std::max(largest_unit, dense_sharded * static_cast<double>(counts.lm_head + counts.final_norm) / l.tp);
     }
 
     b.weights = b.dense_params * dense_b.weight + b.expert_params * expert_b.weight;
     b.gradients = b.dense_params * dense_b.grad + b.expert_params * expert_b.grad;
     if (l.fsdp) {
       // Gathered weights: all of the rank's once a backward keeps them (PP: torch's stages do not reshard after a
-      // backward) or no forward frees them; else the running unit and the prefetched one. Unsharded gradients: all
-      // of them while PP defers the reduce-scatter to the last backward; else the unit being reduced.
-      const double rank_params = b.dense_params + b.expert_params;
+      // backward) or no forward frees them; else the running unit and the prefetched one (two of each with A2A
+      // overlap's paired forward and backward). Unsharded gradients: all of them while PP defers the reduce-scatter
+      // to the last backward; else the unit being reduced.
+      const double rank_params = b.dense_params * dense_sharded + b.expert_params * expert_sharded;
       const bool keeps_weights = stages.pp > 1 || !l.fsdp_reshard_after_forward;
-      const double unsharded_weights = (keeps_weights ? rank_params : 2 * largest_unit) * (l.fp8_param_gather ? 1.0 : 2.0);
+      const double live_units = l.a2a_overlap ? 4 : 2;
+      const double unsharded_weights =
+          (keeps_weights ? rank_params : live_units * largest_unit) * (l.fp8_param_gather ? 1.0 : 2.0);
       const double unsharded_grads =
           (stages.pp > 1 ? rank_params : largest_unit) * (l.grad_reduce_dtype == layout::Dtype::bf16 ? 2.0 : 4.0);
       b.weights += unsharded_weights;

@@ -33,7 +33,8 @@ std::optional<std::string> value_problem(const std::string& column, const std::s
     return std::string(e.what());
   }
   const auto x = parse_finite_number(value);
-  if ((column == "a2a_overlap" || column == "pad_expert_input_to_capacity" || column == "cpu_binding") &&
+  if ((column == "a2a_overlap" || column == "pad_expert_input_to_capacity" || column == "cpu_binding" ||
+       column == "fsdp_reshard_after_forward") &&
       !(x && (*x == 0 || *x == 1)))
     return "expected 0 or 1, got \"" + value + "\"";
   if (column == "mtp" && !(x && *x >= 0 && *x == std::floor(*x)))
@@ -45,10 +46,11 @@ std::optional<std::string> value_problem(const std::string& column, const std::s
 }  // namespace
 
 const std::vector<std::string>& recipe_columns() {
-  // The last five are not groundtruth.csv columns: settings its schema has no place for.
+  // The last six are not groundtruth.csv columns: settings its schema has no place for.
   static const std::vector<std::string> columns = {"dispatcher", "recompute", "cuda_graph", "a2a_overlap", "mtp",
                                                    "expert_capacity_factor", "pad_expert_input_to_capacity",
-                                                   "te_version", "grouped_gemm", "cpu_binding"};
+                                                   "te_version", "grouped_gemm", "cpu_binding",
+                                                   "fsdp_reshard_after_forward"};
   return columns;
 }
 

@@ -62,7 +62,8 @@ std::optional<std::string> read_layout(const std::map<std::string, std::string>&
   l.mtp = int_col(row, "mtp").value_or(0);
   // Switch columns: blank = the default; anything but 0 or 1 ("yes", "false") skips the row instead of being read
   // as the default. Past this check each holds "", "0" or "1".
-  for (const char* c : {"a2a_overlap", "tp_comm_overlap", "pad_expert_input_to_capacity", "cpu_binding", "fsdp"})
+  for (const char* c : {"a2a_overlap", "tp_comm_overlap", "pad_expert_input_to_capacity", "cpu_binding", "fsdp",
+                        "fsdp_reshard_after_forward"})
     if (const std::string v = col(row, c); !v.empty() && v != "0" && v != "1")
       return std::string("column ") + c + " is not 0 or 1: \"" + v + "\"";
   l.a2a_overlap = col(row, "a2a_overlap") == "1";
@@ -82,9 +83,8 @@ std::optional<std::string> read_layout(const std::map<std::string, std::string>&
   // shards and reshards, so it keeps the distributed optimizer's traffic.
   if (const std::string f = col(row, "fsdp"); !f.empty()) l.fsdp = f == "1";
   else l.fsdp = to_lower(col(row, "framework")).find("fsdp2") != std::string::npos;
-  // Reshard after forward only without PP: NeMo AutoModel's MoE parallelizer at 89e3a9fdd, the commit that
-  // published its DeepSeek-V3 rows, sets reshard_after_forward = not pp_enabled (components/moe/parallelizer.py).
-  l.fsdp_reshard_after_forward = l.pp == 1;
+  // Optional column (recipe settings fill it from the stack's code): blank = FSDP2's default, on.
+  l.fsdp_reshard_after_forward = col(row, "fsdp_reshard_after_forward") != "0";
   try {
     const std::string prec = col(row, "precision");
     l.precision = prec.empty() ? layout::Precision::bf16 : layout::parse_precision(prec);

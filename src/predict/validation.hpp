@@ -10,7 +10,7 @@
 // prediction (time-to-train, scaling percentages), whose parallel sizes are missing, or whose names do not
 // resolve are skipped with the reason. The FLOP definition follows the row's framework: MaxText/JAX ->
 // maxtext, TorchTitan -> torchtitan, everything else -> megatron. A framework naming PyTorch FSDP2 runs as
-// `fsdp` (reshard after forward only without PP) unless an `fsdp` column says 0 or 1.
+// `fsdp` unless an `fsdp` column says 0 or 1; an `fsdp_reshard_after_forward` column (blank = on) sets that.
 #include <functional>
 #include <map>
 #include <optional>

@@ -552,19 +552,27 @@ class Builder {
       for (int layer : ch.layers) u.layers.push_back({rank, layer, mb, m_.is_moe_layer(layer), &cost_of(layer), &u.chain});
       for (int t : ch.mtp_layers) u.layers.push_back({rank, static_cast<int>(m_.num_layers) + t, mb, m_.mtp_layer_is_moe(), &cost_of(static_cast<int>(m_.num_layers) + t), &u.chain});
     } else {
+      // FSDP: the head's forward and backward are the unit's two uses (a reshard after the forward means a
+      // second gather); the MTP heads share its weights, so it is released after them.
+      const bool head = ch.has_loss || !ch.mtp_layers.empty();
+      if (head) fsdp_use(rank, kHeadUnit, u.chain, mb, Phase::fwd);
+      if (ch.has_loss) compute(rank, output_.fwd, "output_fwd", u.chain, -1, mb, Phase::fwd);
+      for (auto it = ch.mtp_layers.rbegin(); it != ch.mtp_layers.rend(); ++it)
+        compute(rank, mtp_extra_.fwd, "mtp_head_fwd", u.chain, static_cast<int>(m_.num_layers) + *it, mb, Phase::fwd);
+      if (head) {
+        fsdp_release(rank, kHeadUnit, false, u.chain.last, mb);
+        fsdp_use(rank, kHeadUnit, u.chain, mb, Phase::bwd_dgrad);
+      }
       if (ch.has_loss) {
-        fsdp_use(rank, kHeadUnit, u.chain, mb, Phase::fwd);
-        compute(rank, output_.fwd, "output_fwd", u.chain, -1, mb, Phase::fwd);
         compute(rank, output_.dgrad, "output_dgrad", u.chain, -1, mb, Phase::bwd_dgrad);
         compute(rank, output_.wgrad, "output_wgrad", u.chain, -1, mb, Phase::bwd_wgrad);
-        fsdp_release(rank, kHeadUnit, true, u.chain.last, mb);
       }
       for (auto it = ch.mtp_layers.rbegin(); it != ch.mtp_layers.rend(); ++it) {
-        compute(rank, mtp_extra_.fwd, "mtp_head_fwd", u.chain, static_cast<int>(m_.num_layers) + *it, mb, Phase::fwd);
         compute(rank, mtp_extra_.dgrad, "mtp_head_dgrad", u.chain, static_cast<int>(m_.num_layers) + *it, mb, Phase::bwd_dgrad);
         compute(rank, mtp_extra_.wgrad, "mtp_head_wgrad", u.chain, static_cast<int>(m_.num_layers) + *it, mb, Phase::bwd_wgrad);
         u.layers.push_back({rank, static_cast<int>(m_.num_layers) + *it, mb, m_.mtp_layer_is_moe(), &cost_of(static_cast<int>(m_.num_layers) + *it), &u.chain});
       }
+      if (head) fsdp_release(rank, kHeadUnit, true, u.chain.last, mb);
       for (auto it = ch.layers.rbegin(); it != ch.layers.rend(); ++it)
         u.layers.push_back({rank, *it, mb, m_.is_moe_layer(*it), &cost_of(*it), &u.chain});
     }
@@ -584,6 +592,7 @@ class Builder {
       }
     } else {
       if (chunk(rank, u.unit.chunk).has_embedding) {
+        fsdp_use(rank, kEmbeddingUnit, u.chain, mb, Phase::bwd_wgrad);  // FSDP2's pre-backward gather
         compute(rank, embedding_.wgrad, "embedding_wgrad", u.chain, -1, mb, Phase::bwd_wgrad);
         fsdp_release(rank, kEmbeddingUnit, true, u.chain.last, mb);
       }

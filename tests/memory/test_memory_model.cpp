@@ -60,7 +60,9 @@ TEST_CASE("static memory on one pipeline stage follows 6 + 12/d bytes per parame
 }
 
 TEST_CASE("FSDP shards weights and gradients too, and holds its largest unit unsharded") {
-  // Same 64-GPU case: dense state over DP 64, experts over EDP 1. The largest unit is the output head.
+  // Same 64-GPU case: dense state over DP 64, experts over EDP 1 (not sharded: full Megatron-style bytes). The
+  // largest sharded unit is the output head. The dense side keeps only FSDP2's FP32 shard (the optimizer's master
+  // copy): 4/d gradient + 12/d optimizer bytes.
   const auto m = deepseek();
   layout::Layout l = ep64();
   l.fsdp = true;
@@ -70,7 +72,7 @@ TEST_CASE("FSDP shards weights and gradients too, and holds its largest unit uns
   const double head = static_cast<double>(counts.lm_head + counts.final_norm);
   CHECK(r.fsdp_unsharded == doctest::Approx(head * (2 * 2 + 4)));  // two gathered copies, one fp32 gradient
   CHECK(r.weights + r.gradients + r.optimizer ==
-        doctest::Approx(r.dense_params * 18 / 64 + r.expert_params * 18 + r.fsdp_unsharded));
+        doctest::Approx(r.dense_params * 16 / 64 + r.expert_params * 18 + r.fsdp_unsharded));
   l.fsdp = false;
   const auto zero1 = memory::estimate_memory(m, l, stages, 1e15).ranks.at(0);
   CHECK(zero1.fsdp_unsharded == 0);
@@ -81,8 +83,7 @@ TEST_CASE("FSDP shards weights and gradients too, and holds its largest unit uns
   l.fsdp = true;
   l.fsdp_reshard_after_forward = false;
   const auto kept = memory::estimate_memory(m, l, stages, 1e15).ranks.at(0);
-  const double rank_params = kept.dense_params + kept.expert_params;
-  CHECK(kept.fsdp_unsharded == doctest::Approx(rank_params * 2 + head * 4));
+  CHECK(kept.fsdp_unsharded == doctest::Approx(kept.dense_params * 2 + head * 4));  // the experts are not sharded
   // With PP the stage also holds its unsharded gradients until the step's last backward.
   l.fsdp_reshard_after_forward = true;
   l.pp = 2;
@@ -90,7 +91,20 @@ TEST_CASE("FSDP shards weights and gradients too, and holds its largest unit uns
   l.pp_layout = "Et*30|t*31L";
   const auto pp_stages = layout::assign_stages(l, facts(m));
   const auto piped = memory::estimate_memory(m, l, pp_stages, 1e15).ranks.at(0);
-  CHECK(piped.fsdp_unsharded == doctest::Approx((piped.dense_params + piped.expert_params) * (2 + 4)));
+  CHECK(piped.fsdp_unsharded == doctest::Approx(piped.dense_params * (2 + 4)));
+  // Nothing to shard (DP 1, EDP 1 on two pipeline stages): no working set, the same bytes as without FSDP.
+  layout::Layout one;
+  one.gpus = 2;
+  one.pp = 2;
+  one.gbs = 64;
+  one.seq = 4096;
+  one.pp_layout = "Et*30|t*31L";
+  const auto one_stages = layout::assign_stages(one, facts(m));
+  const auto plain = memory::estimate_memory(m, one, one_stages, 1e15).ranks.at(0);
+  one.fsdp = true;
+  const auto lone = memory::estimate_memory(m, one, one_stages, 1e15).ranks.at(0);
+  CHECK(lone.fsdp_unsharded == 0);
+  CHECK(lone.weights + lone.gradients + lone.optimizer == doctest::Approx(plain.weights + plain.gradients + plain.optimizer));
 }
 
 TEST_CASE("precision-aware optimizer and FP8 primary weights shrink static memory as documented") {

@@ -89,7 +89,7 @@ TEST_CASE("bad recipe lines: unknown id or column, repeats, missing value or sou
   CHECK(message(recipes("GT1,dispatch,deepep,H,s\n")) ==
         "r.csv:2: column \"dispatch\" cannot be filled from a recipe (expected one of dispatcher, "
         "recompute, cuda_graph, a2a_overlap, mtp, expert_capacity_factor, pad_expert_input_to_capacity, te_version, "
-        "grouped_gemm, cpu_binding) (did you mean \"dispatcher\"?)");
+        "grouped_gemm, cpu_binding, fsdp_reshard_after_forward) (did you mean \"dispatcher\"?)");
   CHECK(message(recipes("GT1,dispatcher,,H,s\nGT1,cuda_graph,full,H,\n")) ==
         "r.csv:2: recipe line for GT1 dispatcher needs a value and a source\n"
         "r.csv:3: recipe line for GT1 cuda_graph needs a value and a source");

@@ -370,7 +370,8 @@ TEST_CASE("the cpu_binding column a recipe adds is read: 0 = unbound ranks; abse
   REQUIRE(rc.c.has_value());
   CHECK_FALSE(rc.c->layout.cpu_binding);
   // A switch column holding anything but 0 or 1 skips the row with the reason, never reads as the default.
-  for (const char* c : {"cpu_binding", "a2a_overlap", "tp_comm_overlap", "pad_expert_input_to_capacity", "fsdp"}) {
+  for (const char* c : {"cpu_binding", "a2a_overlap", "tp_comm_overlap", "pad_expert_input_to_capacity", "fsdp",
+                        "fsdp_reshard_after_forward"}) {
     auto bad = small_row({{c, "false"}});
     const auto skipped = predict::case_from_row(bad, resolvers());
     CHECK_FALSE(skipped.c.has_value());
@@ -387,6 +388,11 @@ TEST_CASE("FSDP: a framework naming PyTorch FSDP2 shards fully unless the fsdp c
   rc = predict::case_from_row(r, resolvers());
   REQUIRE(rc.c.has_value());
   CHECK(rc.c->layout.fsdp);
+  CHECK(rc.c->layout.fsdp_reshard_after_forward);  // blank: FSDP2's default
+  r["fsdp_reshard_after_forward"] = "0";
+  rc = predict::case_from_row(r, resolvers());
+  REQUIRE(rc.c.has_value());
+  CHECK_FALSE(rc.c->layout.fsdp_reshard_after_forward);
   r["fsdp"] = "0";
   rc = predict::case_from_row(r, resolvers());
   REQUIRE(rc.c.has_value());

@@ -111,7 +111,9 @@ TEST_CASE("FSDP without PP: each unit gathers before its forward and its backwar
   });
   REQUIRE(b.layout.num_microbatches() == 4);
   REQUIRE(b.layout.edp() == 2);
-  CHECK(b.count(0, "fsdp_param_allgather") == 4 * (8 + 8 + 2));       // forward, backward, embedding and head
+  // Each layer, the embedding and the head before their forward and before their backward (FSDP2's pre-backward
+  // gather: the embedding's weight gradient does not read the weights, but the hook gathers them all the same).
+  CHECK(b.count(0, "fsdp_param_allgather") == 4 * (8 + 8 + 2 + 2));
   CHECK(b.count(0, "fsdp_expert_param_allgather") == 4 * (7 + 7));    // the MoE layers' experts over EDP
   CHECK(b.count(0, "fsdp_grad_reduce_scatter") == 4 * (8 + 2));
   CHECK(b.count(0, "fsdp_expert_grad_reduce_scatter") == 4 * 7);
@@ -135,20 +137,50 @@ TEST_CASE("FSDP without PP: each unit gathers before its forward and its backwar
     ++checked;
   }
   CHECK(checked == 8);
+  // Prefetch: a forward layer's gather is issued before the layer in front of it starts (one ahead), so its op
+  // comes before that layer's attention.
+  auto first = [&](const char* name, int layer, int mb) {
+    for (const auto& op : ops)
+      if (names[op.name] == name && op.layer == layer && op.microbatch == mb && op.phase == workload::Phase::fwd) return op.id;
+    return workload::OpId{-1};
+  };
+  for (int layer = 1; layer < 8; ++layer) {
+    CAPTURE(layer);
+    const auto gather = first("fsdp_param_allgather", layer, 2);
+    REQUIRE(gather >= 0);
+    CHECK(gather < first("attention_fwd", layer - 1, 2));
+  }
+  // The optimizer waits for the step's last gradient reduce-scatter.
+  workload::OpId last_reduce = -1, optimizer = -1;
+  for (const auto& op : ops) {
+    if (names[op.name] == "fsdp_grad_reduce_scatter" || names[op.name] == "fsdp_expert_grad_reduce_scatter") last_reduce = op.id;
+    if (names[op.name] == "optimizer_step") optimizer = op.id;
+  }
+  REQUIRE(optimizer >= 0);
+  const auto& deps = ops[static_cast<std::size_t>(optimizer)].deps;
+  CHECK(std::find(deps.begin(), deps.end(), last_reduce) != deps.end());
   CHECK_NOTHROW(b.w.graph.validate(b.w.network));
 
-  // Paired forward and backward layers (A2A overlap) share the gathered weights of a layer both use; each backward
-  // still reduce-scatters its own gradients.
+  // Paired forward and backward layers (A2A overlap) gather what the unpaired order gathers: with reshard after
+  // forward each use finds its layer sharded; without it, forwards gather (the backward resharded) and backwards
+  // do not. Each backward reduce-scatters its gradients.
   const Built paired("h100x8.json", "dgx-h100", [](layout::Layout& l) {
     l.fsdp = true;
     l.pp = 1;
     l.a2a_overlap = true;
   });
-  CHECK(paired.count(0, "fsdp_param_allgather") <= 4 * (8 + 8 + 2));
-  CHECK(paired.count(0, "fsdp_param_allgather") >= 4 * (8 + 2));
+  CHECK(paired.count(0, "fsdp_param_allgather") == 4 * (8 + 8 + 2 + 2));
   CHECK(paired.count(0, "fsdp_grad_reduce_scatter") == 4 * (8 + 2));
   CHECK(paired.count(0, "fsdp_expert_grad_reduce_scatter") == 4 * 7);
   CHECK_NOTHROW(paired.w.graph.validate(paired.w.network));
+  const Built kept("h100x8.json", "dgx-h100", [](layout::Layout& l) {
+    l.fsdp = true;
+    l.pp = 1;
+    l.a2a_overlap = true;
+    l.fsdp_reshard_after_forward = false;
+  });
+  CHECK(kept.count(0, "fsdp_param_allgather") == 4 * (8 + 2));
+  CHECK_NOTHROW(kept.w.graph.validate(kept.w.network));
 }
 
 TEST_CASE("FSDP with PP: the stage keeps its weights after a backward and reduce-scatters once per chunk") {
@@ -156,10 +188,12 @@ TEST_CASE("FSDP with PP: the stage keeps its weights after a backward and reduce
   // layers 0-3; rank 1 runs F0 B0 F1 B1 ... over layers 4-7 and the head (torch's pipeline stages turn off
   // reshard-after-backward and gradient sync but for the last backward).
   const Built b("h100x8.json", "dgx-h100", [](layout::Layout& l) { l.fsdp = true; });
-  // Rank 0: the embedding every forward; layers in F0 and F1 (after a forward) and in B0-B6 (after a forward).
-  CHECK(b.count(0, "fsdp_param_allgather") == 8 + 2 * 4 + 7 * 4);
-  // Rank 1: layers in F0 and in every backward; the head once (only backwards use it).
-  CHECK(b.count(1, "fsdp_param_allgather") == 4 + 8 * 4 + 1);
+  // A unit is gathered when used after a forward resharded it: rank 0's layers and embedding in F0, F1 and B0-B6
+  // (B7 follows B6, which kept them).
+  CHECK(b.count(0, "fsdp_param_allgather") == 9 * 5);
+  // Rank 1: the layers in F0 and in every backward; the head runs forward and backward inside each backward unit:
+  // gathered for B0's forward, and for every backward after its own forward resharded it.
+  CHECK(b.count(1, "fsdp_param_allgather") == (1 + 8) * 4 + (1 + 8));
   for (int rank : {0, 1}) {
     CAPTURE(rank);
     CHECK(b.count(rank, "fsdp_grad_reduce_scatter") == 0);
