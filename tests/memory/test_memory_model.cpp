@@ -71,6 +71,9 @@ TEST_CASE("FSDP shards weights and gradients too, and holds its largest unit uns
   const auto counts = model::count_parameters(m, model::padded_vocab_size(m.vocab_size, 128, 1));
   const double head = static_cast<double>(counts.lm_head + counts.final_norm);
   CHECK(r.fsdp_unsharded == doctest::Approx(head * (2 * 2 + 4)));  // two gathered copies, one fp32 gradient
+  auto paired = l;
+  paired.a2a_overlap = true;  // a forward and a backward layer in flight together: four gathered copies
+  CHECK(memory::estimate_memory(m, paired, stages, 1e15).ranks.at(0).fsdp_unsharded == doctest::Approx(head * (4 * 2 + 4)));
   CHECK(r.weights + r.gradients + r.optimizer ==
         doctest::Approx(r.dense_params * 16 / 64 + r.expert_params * 18 + r.fsdp_unsharded));
   l.fsdp = false;
