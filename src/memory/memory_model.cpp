@@ -37,6 +37,20 @@ LayerShare layer_params_per_gpu(const model::LayerParameters& p, const layout::L
           static_cast<double>(p.routed_experts) / (static_cast<double>(l.ep) * l.etp)};
 }
 
+UnitParams unit_params_per_gpu(const model::ModelSpec& spec, const layout::Layout& l) {
+  const model::ParameterCounts counts = model::count_parameters(spec, model::padded_vocab_size(spec.vocab_size, 128, l.tp));
+  UnitParams u;
+  for (const auto& p : counts.layers) u.layers.push_back(layer_params_per_gpu(p, l));
+  for (const auto& t : counts.mtp) {
+    LayerShare s = layer_params_per_gpu(t.layer, l);
+    s.dense += static_cast<double>(t.projection) / l.tp + static_cast<double>(t.norms);
+    u.layers.push_back(s);
+  }
+  u.embedding.dense = static_cast<double>(counts.embedding) / l.tp;
+  u.head.dense = static_cast<double>(counts.lm_head + counts.final_norm) / l.tp;
+  return u;
+}
+
 int inflight_chunks(const layout::Layout& l, int pp_rank) {
   const int total = l.num_microbatches() * l.vpp;
   int warmup = l.vpp > 1 ? 2 * (l.pp - pp_rank - 1) + (l.vpp - 1) * l.pp : l.pp - pp_rank - 1;
@@ -49,7 +63,7 @@ MemoryEstimate estimate_memory(const model::ModelSpec& spec, const layout::Layou
   MemoryEstimate est;
   est.usable_bytes = usable_hbm_bytes;
   const std::int64_t vocab = model::padded_vocab_size(spec.vocab_size, 128, l.tp);
-  const model::ParameterCounts counts = model::count_parameters(spec, vocab);
+  const UnitParams params = unit_params_per_gpu(spec, l);
   const int dense_d = l.dp() * l.cp;  // the distributed optimizer shards dense state over DP x CP (§3.1)
   const BytesPerParam dense_b = bytes_per_param(l, dense_d);
   const BytesPerParam expert_b = bytes_per_param(l, l.edp());
@@ -67,35 +81,28 @@ MemoryEstimate estimate_memory(const model::ModelSpec& spec, const layout::Layou
     // units; a side whose group is one GPU is not sharded and gathers nothing.
     const double dense_sharded = dense_d > 1 ? 1.0 : 0.0, expert_sharded = l.edp() > 1 ? 1.0 : 0.0;
     double largest_unit = 0;
-    auto add_layer = [&](const model::LayerParameters& p, double extra_dense) {
-      const LayerShare s = layer_params_per_gpu(p, l);
-      b.dense_params += s.dense + extra_dense;
+    auto add_unit = [&](const LayerShare& s) {
+      b.dense_params += s.dense;
       b.expert_params += s.expert;
-      largest_unit = std::max(largest_unit, (s.dense + extra_dense) * dense_sharded + s.expert * expert_sharded);
+      largest_unit = std::max(largest_unit, s.dense * dense_sharded + s.expert * expert_sharded);
     };
     for (const auto& chunk : stages.ranks[r]) {
       for (int layer : chunk.layers) {
-        add_layer(counts.layers[layer], 0);
+        add_unit(params.layers.at(static_cast<std::size_t>(layer)));
         act_per_microbatch += spec.is_moe_layer(layer) ? act_moe : act_dense;
       }
       for (int m : chunk.mtp_layers) {
-        if (m >= static_cast<int>(counts.mtp.size())) continue;
-        const auto& mtp = counts.mtp[m];
-        add_layer(mtp.layer, static_cast<double>(mtp.projection) / l.tp + static_cast<double>(mtp.norms));
+        const auto mtp = static_cast<std::size_t>(spec.num_layers + m);
+        if (mtp >= params.layers.size()) continue;
+        add_unit(params.layers[mtp]);
         act_per_microbatch += act_mtp + 2 * hidden_bytes;  // plus the projected [embedding; hidden] input
         holds_embedding = holds_head = true;              // MTP shares the embedding and the output head
       }
       holds_embedding |= chunk.has_embedding;
       holds_head |= chunk.has_loss;
     }
-    if (holds_embedding) {
-      b.dense_params += static_cast<double>(counts.embedding) / l.tp;
-      largest_unit = std::max(largest_unit, dense_sharded * static_cast<double>(counts.embedding) / l.tp);
-    }
-    if (holds_head) {
-      b.dense_params += static_cast<double>(counts.lm_head + counts.final_norm) / l.tp;
-      largest_unit = std::max(largest_unit, dense_sharded * static_cast<double>(counts.lm_head + counts.final_norm) / l.tp);
-    }
+    if (holds_embedding) add_unit(params.embedding);
+    if (holds_head) add_unit(params.head);
 
     b.weights = b.dense_params * dense_b.weight + b.expert_params * expert_b.weight;
     b.gradients = b.dense_params * dense_b.grad + b.expert_params * expert_b.grad;

@@ -29,6 +29,14 @@ struct LayerShare {
   double dense = 0, expert = 0;
 };
 LayerShare layer_params_per_gpu(const model::LayerParameters& params, const layout::Layout& layout);
+// Every parameter unit of the model per GPU (the FSDP units, and the pieces the memory model places on stages):
+// the decoder layers, then the MTP blocks (layer, projection and norms), the input embedding, and the output head
+// with the final norm.
+struct UnitParams {
+  std::vector<LayerShare> layers;  // decoder layers, then MTP blocks
+  LayerShare embedding, head;
+};
+UnitParams unit_params_per_gpu(const model::ModelSpec& spec, const layout::Layout& layout);
 
 struct MemoryBreakdown {
   int pp_rank = 0;

@@ -33,9 +33,7 @@ std::optional<std::string> value_problem(const std::string& column, const std::s
     return std::string(e.what());
   }
   const auto x = parse_finite_number(value);
-  if ((column == "a2a_overlap" || column == "pad_expert_input_to_capacity" || column == "cpu_binding" ||
-       column == "fsdp_reshard_after_forward") &&
-      !(x && (*x == 0 || *x == 1)))
+  if (std::ranges::find(switch_columns(), column) != switch_columns().end() && !(x && (*x == 0 || *x == 1)))
     return "expected 0 or 1, got \"" + value + "\"";
   if (column == "mtp" && !(x && *x >= 0 && *x == std::floor(*x)))
     return "expected a non-negative integer, got \"" + value + "\"";
@@ -44,6 +42,12 @@ std::optional<std::string> value_problem(const std::string& column, const std::s
 }
 
 }  // namespace
+
+const std::vector<std::string>& switch_columns() {
+  static const std::vector<std::string> columns = {"a2a_overlap",  "tp_comm_overlap", "pad_expert_input_to_capacity",
+                                                   "cpu_binding",  "fsdp",            "fsdp_reshard_after_forward"};
+  return columns;
+}
 
 const std::vector<std::string>& recipe_columns() {
   // The last six are not groundtruth.csv columns: settings its schema has no place for.

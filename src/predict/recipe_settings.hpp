@@ -17,6 +17,8 @@ struct RecipeFill {
 
 // The columns a recipe line may fill.
 const std::vector<std::string>& recipe_columns();
+// The on/off columns of a measurements row (0 or 1; blank = the default), whether a recipe fills them or not.
+const std::vector<std::string>& switch_columns();
 
 // True when a cell states nothing definite: blank, "recipe default", or a guess marked "(likely)" / "(assumed ...)".
 bool cell_is_unstated(const std::string& cell);

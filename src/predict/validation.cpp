@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "predict/container_versions.hpp"
+#include "predict/recipe_settings.hpp"
 
 namespace moesim::predict {
 namespace {
@@ -62,10 +63,9 @@ std::optional<std::string> read_layout(const std::map<std::string, std::string>&
   l.mtp = int_col(row, "mtp").value_or(0);
   // Switch columns: blank = the default; anything but 0 or 1 ("yes", "false") skips the row instead of being read
   // as the default. Past this check each holds "", "0" or "1".
-  for (const char* c : {"a2a_overlap", "tp_comm_overlap", "pad_expert_input_to_capacity", "cpu_binding", "fsdp",
-                        "fsdp_reshard_after_forward"})
-    if (const std::string v = col(row, c); !v.empty() && v != "0" && v != "1")
-      return std::string("column ") + c + " is not 0 or 1: \"" + v + "\"";
+  for (const std::string& c : switch_columns())
+    if (const std::string v = col(row, c.c_str()); !v.empty() && v != "0" && v != "1")
+      return "column " + c + " is not 0 or 1: \"" + v + "\"";
   l.a2a_overlap = col(row, "a2a_overlap") == "1";
   // Optional column (not in groundtruth.csv's schema): Megatron --tp-comm-overlap; absent or blank = off.
   l.tp_comm_overlap = col(row, "tp_comm_overlap") == "1";

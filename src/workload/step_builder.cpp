@@ -8,8 +8,6 @@
 #include "core/error.hpp"
 #include "layout/rank_map.hpp"
 #include "memory/memory_model.hpp"
-#include "model/flops.hpp"
-#include "model/parameters.hpp"
 #include "workload/comm_costs.hpp"
 #include "workload/layer_costs.hpp"
 #include "workload/pipeline_schedule.hpp"
@@ -77,19 +75,9 @@ class Builder {
     // The EP exchange is the same for every MoE layer: cost its four directions once.
     for (const auto& [key, c] : costs_)
       if (key.first) ep_ = ep_demands(c.ep_problem);
-    if (l_.fsdp) {
-      // FSDP units: each decoder and MTP layer, the input embedding, and the output head (with the final norm),
-      // as TorchTitan and NeMo AutoModel wrap them. Sizes per GPU before the data-parallel sharding.
-      const auto counts = model::count_parameters(m_, model::padded_vocab_size(m_.vocab_size, 128, l_.tp));
-      for (const auto& p : counts.layers) fsdp_layer_.push_back(memory::layer_params_per_gpu(p, l_));
-      for (const auto& t : counts.mtp) {
-        auto s = memory::layer_params_per_gpu(t.layer, l_);
-        s.dense += static_cast<double>(t.projection) / l_.tp + static_cast<double>(t.norms);
-        fsdp_layer_.push_back(s);
-      }
-      fsdp_embedding_.dense = static_cast<double>(counts.embedding) / l_.tp;
-      fsdp_head_.dense = static_cast<double>(counts.lm_head + counts.final_norm) / l_.tp;
-    }
+    // FSDP units: each decoder and MTP layer, the input embedding, and the output head (with the final norm),
+    // as TorchTitan and NeMo AutoModel wrap them.
+    if (l_.fsdp) fsdp_units_ = memory::unit_params_per_gpu(m_, l_);
     embedding_ = embedding_cost(m_, l_, ctx_);
     output_ = output_cost(m_, l_, ctx_);
     mtp_extra_ = mtp_extra_cost(m_, l_, ctx_);
@@ -607,6 +595,19 @@ class Builder {
     return join(r, b);
   }
 
+  // A data-parallel gather or reduce-scatter of `params` (per GPU, before sharding) at `bytes_per_param`: the dense
+  // side over DP x CP, then the routed experts over EDP once it is done; a group of one GPU, or a side without
+  // parameters, moves nothing. Returns the last op, or -1 when none was emitted.
+  OpId dp_collectives(int rank, const memory::LayerShare& params, double bytes_per_param, comm::Collective op,
+                      const char* dense_name, const char* expert_name, std::vector<OpId> deps, int layer, int mb, Phase phase) {
+    OpId last = -1;
+    if (dense_g_.size > 1 && params.dense > 0)
+      last = comm(rank, gather_scatter(Stream::dp_comm, "dp", dense_name, dense_g_, params.dense * bytes_per_param * (dense_g_.size - 1) / dense_g_.size, op), deps, layer, mb, phase);
+    if (expert_g_.size > 1 && params.expert > 0)
+      last = comm(rank, gather_scatter(Stream::dp_comm, "dp", expert_name, expert_g_, params.expert * bytes_per_param * (expert_g_.size - 1) / expert_g_.size, op), last >= 0 ? std::vector<OpId>{last} : deps, layer, mb, phase);
+    return last;
+  }
+
   // ---- FSDP (Layout::fsdp; PyTorch FSDP2) -------------------------------------------------------------------
   // Units are keyed by layer index; the embedding is kEmbeddingUnit, the head kHeadUnit. A unit is gathered when it
   // is used while sharded; FSDP2 reshards it after its forward when fsdp_reshard_after_forward is set, and after its
@@ -615,7 +616,9 @@ class Builder {
   // are reduce-scattered per chunk after its last backward, like the distributed optimizer's.
   static constexpr int kEmbeddingUnit = -1, kHeadUnit = -2;
   const memory::LayerShare& fsdp_unit(int key) const {
-    return key == kEmbeddingUnit ? fsdp_embedding_ : key == kHeadUnit ? fsdp_head_ : fsdp_layer_.at(static_cast<std::size_t>(key));
+    return key == kEmbeddingUnit ? fsdp_units_.embedding
+           : key == kHeadUnit    ? fsdp_units_.head
+                                 : fsdp_units_.layers.at(static_cast<std::size_t>(key));
   }
   bool fsdp_syncs_every_microbatch() const { return in_.stages.pp == 1; }
   // Gathers the unit on the DP stream (dense side over DP x CP, routed experts over EDP) if it is sharded, after
@@ -624,15 +627,10 @@ class Builder {
     if (!l_.fsdp) return -1;
     if (fsdp_unsharded_[key]) return fsdp_gather_op_.count(key) ? fsdp_gather_op_[key] : -1;
     fsdp_unsharded_[key] = true;
-    const auto& unit = fsdp_unit(key);
-    const int layer = std::max(key, -1);
     const double param_b = l_.fp8_param_gather ? 1.0 : 2.0;
-    OpId last = -1;
-    if (dense_g_.size > 1 && unit.dense > 0)
-      last = comm(rank, gather_scatter(Stream::dp_comm, "dp", "fsdp_param_allgather", dense_g_, unit.dense * param_b * (dense_g_.size - 1) / dense_g_.size, comm::Collective::all_gather), gate, layer, mb, phase);
-    if (expert_g_.size > 1 && unit.expert > 0)
-      last = comm(rank, gather_scatter(Stream::dp_comm, "dp", "fsdp_expert_param_allgather", expert_g_, unit.expert * param_b * (expert_g_.size - 1) / expert_g_.size, comm::Collective::all_gather), last >= 0 ? std::vector<OpId>{last} : gate, layer, mb, phase);
-    return fsdp_gather_op_[key] = last;
+    return fsdp_gather_op_[key] = dp_collectives(rank, fsdp_unit(key), param_b, comm::Collective::all_gather,
+                                                 "fsdp_param_allgather", "fsdp_expert_param_allgather", std::move(gate),
+                                                 std::max(key, -1), mb, phase);
   }
   // After a unit's forward (`backward` false) or backward, whose last op is `after`: reshard it as FSDP2 would,
   // and without PP reduce-scatter its gradients.
@@ -644,13 +642,10 @@ class Builder {
     }
     if (!fsdp_syncs_every_microbatch()) return;
     fsdp_unsharded_[key] = false;
-    const auto& unit = fsdp_unit(key);
-    const int layer = std::max(key, -1);
     const double grad_b = l_.grad_reduce_dtype == layout::Dtype::bf16 ? 2.0 : 4.0;
-    if (dense_g_.size > 1 && unit.dense > 0)
-      after = fsdp_last_reduce_ = comm(rank, gather_scatter(Stream::dp_comm, "dp", "fsdp_grad_reduce_scatter", dense_g_, unit.dense * grad_b * (dense_g_.size - 1) / dense_g_.size, comm::Collective::reduce_scatter), {after}, layer, mb, Phase::bwd_wgrad);
-    if (expert_g_.size > 1 && unit.expert > 0)
-      fsdp_last_reduce_ = comm(rank, gather_scatter(Stream::dp_comm, "dp", "fsdp_expert_grad_reduce_scatter", expert_g_, unit.expert * grad_b * (expert_g_.size - 1) / expert_g_.size, comm::Collective::reduce_scatter), {after}, layer, mb, Phase::bwd_wgrad);
+    const OpId r = dp_collectives(rank, fsdp_unit(key), grad_b, comm::Collective::reduce_scatter, "fsdp_grad_reduce_scatter",
+                                  "fsdp_expert_grad_reduce_scatter", {after}, std::max(key, -1), mb, Phase::bwd_wgrad);
+    if (r >= 0) fsdp_last_reduce_ = r;
   }
   // Makes `chain` wait for the unit's weights.
   void fsdp_use(int rank, int key, Chain& chain, int mb, Phase phase) {
@@ -673,10 +668,7 @@ class Builder {
   }
 
   // Per-chunk parameters of this GPU (dense side over DP x CP, expert side over EDP), for DP collectives.
-  struct ChunkParams {
-    double dense = 0, expert = 0;
-  };
-  ChunkParams chunk_params(int rank) const {
+  memory::LayerShare chunk_params(int rank) const {
     const auto& b = memory_.ranks.at(rank);
     return {b.dense_params / in_.stages.vpp, b.expert_params / in_.stages.vpp};
   }
@@ -697,20 +689,15 @@ class Builder {
     }
     // Parameter all-gather of the distributed optimizer, overlapped with the step's first forwards
     // (--overlap-param-gather): chunk c's first forward waits for its own gather only.
-    const ChunkParams cp = chunk_params(rank);
+    const memory::LayerShare cp = chunk_params(rank);
     const double param_b = l_.fp8_param_gather ? 1.0 : 2.0;
-    const auto& dense_g = dense_g_;
-    const auto& expert_g = expert_g_;
     fsdp_last_reduce_ = -1;
     fsdp_unsharded_.clear();
     fsdp_gather_op_.clear();
     // Under FSDP the units gather their own weights when they are used sharded.
     for (int c = 0; c < in_.stages.vpp && !l_.fsdp; ++c) {
-      OpId last = -1;
-      if (dense_g.size > 1)
-        last = comm(rank, gather_scatter(Stream::dp_comm, "dp", "dp_param_allgather", dense_g, cp.dense * param_b * (dense_g.size - 1) / dense_g.size, comm::Collective::all_gather), {}, -1, -1, Phase::fwd);
-      if (expert_g.size > 1 && cp.expert > 0)
-        last = comm(rank, gather_scatter(Stream::dp_comm, "dp", "edp_param_allgather", expert_g, cp.expert * param_b * (expert_g.size - 1) / expert_g.size, comm::Collective::all_gather), {last}, -1, -1, Phase::fwd);
+      const OpId last = dp_collectives(rank, cp, param_b, comm::Collective::all_gather, "dp_param_allgather",
+                                       "edp_param_allgather", {}, -1, -1, Phase::fwd);
       if (last >= 0) param_gather_[{rank, c}] = last;
     }
 
@@ -761,11 +748,9 @@ class Builder {
         reduces.push_back(last);
         continue;
       }
-      if (dense_g.size > 1)
-        last = comm(rank, gather_scatter(Stream::dp_comm, "dp", "dp_grad_reduce_scatter", dense_g, cp.dense * grad_b * (dense_g.size - 1) / dense_g.size, comm::Collective::reduce_scatter), {last}, -1, -1, Phase::bwd_wgrad);
-      if (expert_g.size > 1 && cp.expert > 0)
-        last = comm(rank, gather_scatter(Stream::dp_comm, "dp", "edp_grad_reduce_scatter", expert_g, cp.expert * grad_b * (expert_g.size - 1) / expert_g.size, comm::Collective::reduce_scatter), {last}, -1, -1, Phase::bwd_wgrad);
-      reduces.push_back(last);
+      const OpId reduced = dp_collectives(rank, cp, grad_b, comm::Collective::reduce_scatter, "dp_grad_reduce_scatter",
+                                          "edp_grad_reduce_scatter", {last}, -1, -1, Phase::bwd_wgrad);
+      reduces.push_back(reduced >= 0 ? reduced : last);
     }
     // Embedding-gradient sync between the first and the last stage when both hold the embedding (MTP or tied).
     const auto& b = memory_.ranks.at(rank);
@@ -781,7 +766,7 @@ class Builder {
     // Adam on the local shard: read and write master weights, two moments, the gradient, write the weight.
     const double moment_b = l_.optimizer_moment_dtype == layout::Dtype::bf16 ? 2.0 : 4.0;
     const bool sharded = l_.distributed_optimizer || l_.fsdp;
-    const double shard = b.dense_params / (sharded ? dense_g.size : 1) + b.expert_params / (sharded ? expert_g.size : 1);
+    const double shard = b.dense_params / (sharded ? dense_g_.size : 1) + b.expert_params / (sharded ? expert_g_.size : 1);
     const double bytes = shard * (2 * (4 + 2 * moment_b) + grad_b + param_b);
     Chain opt;
     kernels::MemoryBound k{bytes, "adam"};
@@ -811,8 +796,7 @@ class Builder {
   std::map<std::pair<int, int>, OpId> param_gather_;
   std::vector<OpId> last_bwd_;
   GroupPlacement dense_g_, expert_g_;  // the data-parallel groups of the dense side (DP x CP) and of the experts
-  std::vector<memory::LayerShare> fsdp_layer_;  // FSDP unit sizes by layer (MTP layers after the decoder's)
-  memory::LayerShare fsdp_embedding_, fsdp_head_;
+  memory::UnitParams fsdp_units_;  // FSDP unit sizes per GPU, before the data-parallel sharding
   OpId fsdp_last_reduce_ = -1;
   std::map<int, bool> fsdp_unsharded_;   // by unit key, this rank's current state
   std::map<int, OpId> fsdp_gather_op_;   // by unit key, the latest gather
