@@ -12,7 +12,7 @@
 #   --runs N     runs per case (default 5)
 #   --markdown   print the table as markdown on stdout (progress always goes to stderr)
 #   --core C     the core to pin to (default 0)
-#   --csv FILE   measurements table for the validate case (default ../shared/reference/groundtruth.csv)
+#   --csv FILE   measurements table for the validate case (default data/measurements/groundtruth.csv)
 #   --no-build   reuse build-bench/ as it is
 #   --no-engine  leave out the optional engine micro-benchmark row (tools/engine_bench.cpp)
 #   --jobs J     build parallelism (default 2: the development machine is shared)
@@ -25,7 +25,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="$root/build-bench"
 runs=5 core=0 markdown=0 do_build=1 engine=1 jobs=2
-csv="$root/../shared/reference/groundtruth.csv"
+csv="$root/data/measurements/groundtruth.csv"
 usage() { sed -n '/^#   tools\/bench.sh/,/^#   --jobs/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit "${1:-1}"; }
 while (($#)); do
   case "$1" in

@@ -4,20 +4,20 @@
 #
 #   tools/holdout-fit.sh NAME=LO:HI [CSV]      e.g. tools/holdout-fit.sh framework_host_factor=1:8
 #
-# CSV defaults to ../shared/reference/groundtruth.csv; with it, the recipe settings of
-# tests/validation/groundtruth_recipes.csv are split the same way and applied to each half, as `validate` does.
+# CSV defaults to data/measurements/groundtruth.csv; with it, the recipe settings of
+# data/measurements/groundtruth_recipes.csv are split the same way and applied to each half, as `validate` does.
 # Uses build/moesim (tools/build.sh builds it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [[ $# -ge 1 && "$1" == *=*:* ]] || { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 1; }
 spec="$1"
-csv="${2:-../shared/reference/groundtruth.csv}"
+csv="${2:-data/measurements/groundtruth.csv}"
 name="${spec%%=*}" bounds="${spec#*=}" lo="${bounds%%:*}"
 tools/build.sh >/dev/null
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 recipes=none
-[[ $# -lt 2 ]] && recipes=tests/validation/groundtruth_recipes.csv
+[[ $# -lt 2 ]] && recipes=data/measurements/groundtruth_recipes.csv
 python3 - "$csv" "$tmp" "$recipes" <<'PY'
 import csv, sys
 digits = lambda s: int("".join(c for c in s if c.isdigit()) or 0)

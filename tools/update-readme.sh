@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Regenerates the README's accuracy tables: the groundtruth.csv table from `moesim validate --markdown` (between
-# the validation markers) and the held-out summary of tests/validation/bridge_heldout.csv, per system and model
+# the validation markers) and the held-out summary of data/measurements/bridge_heldout.csv, per system and model
 # kind, from `moesim validate --csv ... --json` (between the heldout markers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/build.sh >/dev/null
 table=$(build/moesim validate --markdown)
-heldout_csv=tests/validation/bridge_heldout.csv
+heldout_csv=data/measurements/bridge_heldout.csv
 heldout_json=$(build/moesim validate --csv "$heldout_csv" --json)
 python3 - "$table" "$heldout_csv" "$heldout_json" <<'PY'
 import csv, json, statistics, sys

@@ -77,7 +77,7 @@ PerExpertGemms per_expert_gemms_through(const GroupedGemmPoint& a, const Grouped
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Built-in set. Reference: /work/shared/reference/hardware.md §5 and hardware.json "efficiencies"; source tags
+// Built-in set. Reference: data/reference/hardware.md §5 and hardware.json "efficiencies"; source tags
 // [Sn] resolve in hardware.json "sources". Peaks are the datasheet dense figures of hardware.md §1.
 
 namespace {

@@ -1,6 +1,6 @@
 #pragma once
 // KernelEfficiencyParams: every calibration constant of the roofline kernel cost model, as plain data. The
-// built-in set (builtin_kernel_efficiency) takes each figure from /work/shared/reference/hardware.md §5 with its
+// built-in set (builtin_kernel_efficiency) takes each figure from data/reference/hardware.md §5 with its
 // source; a JSON file of the same shape (load_kernel_efficiency_params) can replace it, which is how fitted
 // coefficients from kernels/fit/ or a hand-edited set for a new GPU plug in without code changes.
 //
@@ -101,7 +101,7 @@ struct GroupedGemmPoint {
 PerExpertGemms per_expert_gemms_through(const GroupedGemmPoint& a, const GroupedGemmPoint& b, double peak_flops,
                                         double ceiling, const GemmTiling& tiling, int sms, std::string source);
 
-// The built-in set, every figure from /work/shared/reference/hardware.md §5 (see kernels-sim/README.md table).
+// The built-in set, every figure from data/reference/hardware.md §5 (see kernels-sim/README.md table).
 KernelEfficiencyParams builtin_kernel_efficiency();
 
 // Strict JSON reading (all problems of the file in one ConfigError, exit code 2).

@@ -91,7 +91,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand("validate", "Predict published measurements (groundtruth.csv schema) and report the error of each row");
-  sub->add_option("--csv", args->csv, "Measurements CSV (default: ../shared/reference/groundtruth.csv next to the source tree)");
+  sub->add_option("--csv", args->csv, "Measurements CSV (default: data/measurements/groundtruth.csv in the data dir)");
   sub->add_flag("--json", args->json, "Print rows and summary as JSON");
   sub->add_flag("--markdown", args->markdown, "Print the README accuracy table");
   sub->add_option("--param", args->params, "Override a general model parameter (a step parameter or a kernel constant), name=value; repeatable");
@@ -102,14 +102,14 @@ void add_validate_command(CLI::App& app, Context& ctx) {
   sub->add_option("--trace", args->trace, "With --explain: write the row's step as a Chrome trace / Perfetto JSON to FILE");
   sub->add_option("--recipes", args->recipes,
                   "Recipe settings that fill the table's unstated software-stack cells: FILE | none (default with the "
-                  "default --csv: tests/validation/groundtruth_recipes.csv; with another --csv: none)");
+                  "default --csv: data/measurements/groundtruth_recipes.csv; with another --csv: none)");
   sub->callback([&ctx, args] {
     const auto root = config::data_dir(ctx.data_dir);
-    const std::string csv = !args->csv.empty() ? args->csv : (root / ".." / "shared" / "reference" / "groundtruth.csv").string();
+    const std::string csv = !args->csv.empty() ? args->csv : (root / "data" / "measurements" / "groundtruth.csv").string();
     auto table = config::read_csv(csv);
     // Recipe settings: cells the measurements table leaves unstated, from the recipes the benchmarks ran.
     const std::string recipes = !args->recipes.empty() ? args->recipes
-                                : args->csv.empty()    ? (root / "tests" / "validation" / "groundtruth_recipes.csv").string()
+                                : args->csv.empty()    ? (root / "data" / "measurements" / "groundtruth_recipes.csv").string()
                                                        : "none";
     std::vector<predict::RecipeFill> filled;
     if (recipes != "none") filled = predict::apply_recipe_settings(table, config::read_csv(recipes));

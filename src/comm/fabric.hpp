@@ -2,7 +2,7 @@
 // What a closed-form collective cost needs to know of the network a group runs on: one scale-up link class
 // (NVLink, per GPU, one direction) and one scale-out class (the GPU's NIC, one direction), NCCL's fixed latencies,
 // and achieved-bandwidth factors measured on real systems. Filled by the caller (from the topology catalog later);
-// builtin_fabric() gives the calibrated defaults of /work/shared/reference (see calibration.hpp).
+// builtin_fabric() gives the calibrated defaults of data/reference/ (see calibration.hpp).
 #include <string>
 #include <vector>
 

@@ -3,7 +3,7 @@
 namespace moesim::layout {
 
 std::string_view default_case_text() {
-  // Source: /work/shared/reference/groundtruth.csv row GT001 (1648 TFLOPS/GPU), groundtruth.md §3.1 and §6 (the
+  // Source: data/measurements/groundtruth.csv row GT001 (1648 TFLOPS/GPU), groundtruth.md §3.1 and §6 (the
   // 26.06 GB300 recipes run FP8 attention); Megatron-Bridge scripts/performance/configs/deepseek/
   // deepseek_workload_base_configs.py @8f341b04f DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_FP8_MX_V1
   // cutedsl_fused_grouped_mlp=True (TE's fused grouped MLP) and the 26.06 container's TE 2.16.

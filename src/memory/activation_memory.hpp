@@ -1,7 +1,7 @@
 #pragma once
 // Saved-activation bytes of one transformer layer, per token, per tensor: the per-tensor model of
 // moe-modeling.md §3.3 (derived there from Megatron-Core's MLA / GQA / MoE / TE code paths and reproduced by
-// /work/shared/reference/scripts/act_mem.py). Flash/cuDNN attention (no s^2 term, no dropout), RMSNorm,
+// data/reference/scripts/act_mem.py). Flash/cuDNN attention (no s^2 term, no dropout), RMSNorm,
 // TE linears. FP8 and MXFP8 linears save their inputs at ~1.03 bytes per element (E4M3 + scales).
 #include <cstdint>
 #include <string>

@@ -3,7 +3,7 @@
 // memory model.
 //
 // Conventions follow Megatron-LM's megatron/training/theoretical_memory_usage.py as re-implemented in
-// /work/shared/reference/scripts/params_check.py (moe-modeling.md §1): RMSNorm (h weights, no bias), two
+// data/reference/scripts/params_check.py (moe-modeling.md §1): RMSNorm (h weights, no bias), two
 // norms per layer plus a final norm, MLA's q/kv low-rank norms inside attention, router = h x E. Beyond that
 // script, biases (GPT-OSS linears and router), attention sinks and Qwen3's QK-norm are counted when the spec
 // has them, so GPT-OSS-120B gives OpenAI's 116.83 B rather than the bias-free 116.79 B.

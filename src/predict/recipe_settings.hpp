@@ -1,6 +1,6 @@
 #pragma once
 // Software-stack settings of published rows that their table leaves blank, recovered from the recipe files the
-// benchmarks ran (a reviewed CSV in the repository: tests/validation/groundtruth_recipes.csv, each line with its
+// benchmarks ran (a reviewed CSV in the repository: data/measurements/groundtruth_recipes.csv, each line with its
 // source file and commit). They fill only what the measurements table does not state; a value the table states
 // is never replaced.
 #include <string>

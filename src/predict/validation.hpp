@@ -1,6 +1,6 @@
 #pragma once
 // Validation against published measurements: each row of a table with the columns of
-// ../shared/reference/groundtruth.csv becomes a case, is predicted, and is compared with its measured value.
+// data/measurements/groundtruth.csv becomes a case, is predicted, and is compared with its measured value.
 //
 // Row -> case: model and hardware resolve through the catalog aliases; tp..seq, precision, dispatcher,
 // recompute, mtp, cuda_graph, a2a_overlap and pp_layout fill the layout. Documented defaults for blank

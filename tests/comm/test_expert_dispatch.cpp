@@ -7,7 +7,7 @@
 using namespace moesim;
 using namespace moesim::comm;
 
-// Expected values printed by /work/shared/reference/scripts/ep_volume.py (python3, 2 decimals).
+// Expected values printed by data/reference/scripts/ep_volume.py (python3, 2 decimals).
 TEST_CASE("fan-out under uniform top-8 of 256 matches ep_volume.py") {
   const RoutingSpec r{256, 8, 1, 1};
   CHECK(expected_distinct_buckets(r, 8) == doctest::Approx(5.29).epsilon(0.001));

@@ -201,7 +201,7 @@ TEST_CASE("recompute text: forms and canonical output") {
 }
 
 TEST_CASE("recompute: every distinct value of groundtruth.csv's recompute column") {
-  const auto rows = read_csv(MOESIM_REFERENCE_DIR "/groundtruth.csv");
+  const auto rows = read_csv(MOESIM_MEASUREMENTS_DIR "/groundtruth.csv");
   REQUIRE(rows.size() > 1);
   std::size_t col = 0;
   while (col < rows[0].size() && rows[0][col] != "recompute") ++col;

@@ -1,5 +1,5 @@
 // FLOPs per token against the reference vectors of groundtruth.md §1 / moe-modeling.md §2.2. The exact
-// values come from /work/shared/reference/scripts/gt_flops.py (re-run to regenerate); the published
+// values come from data/reference/scripts/gt_flops.py (re-run to regenerate); the published
 // figures are checked to the 0.1 % the brief asks for.
 #include <doctest/doctest.h>
 

@@ -60,7 +60,7 @@ TEST_CASE("unknown names: exit 2, the known names and a did-you-mean, never a gu
 }
 
 TEST_CASE("every model named in groundtruth.csv resolves (except two architectures moesim does not model)") {
-  const auto table = moesim::config::read_csv(std::string(MOESIM_REFERENCE_DIR) + "/groundtruth.csv");
+  const auto table = moesim::config::read_csv(std::string(MOESIM_MEASUREMENTS_DIR) + "/groundtruth.csv");
   std::set<std::string> models;
   for (const auto& row : table.rows) models.insert(row.at("model"));
   REQUIRE(models.size() >= 10);

@@ -1,4 +1,4 @@
-// Parameter counts against /work/shared/reference/scripts/params_check.py (exact integers; that script
+// Parameter counts against data/reference/scripts/params_check.py (exact integers; that script
 // re-implements Megatron's theoretical_memory_usage.py) and the published totals of moe-modeling.md §1.
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-// tests/validation/bridge_heldout.csv is the held-out accuracy set of the README: every row must become a case
+// data/measurements/bridge_heldout.csv is the held-out accuracy set of the README: every row must become a case
 // (a spelling validate cannot read would silently drop the row from the held-out figures), and its ids, sources
 // and notes must keep the form the README's summary relies on.
 #include <doctest/doctest.h>
@@ -13,7 +13,7 @@
 using namespace moesim;
 
 TEST_CASE("every row of the held-out table becomes a case, with a unique id, its source and its tokens/s") {
-  const auto table = config::read_csv(MOESIM_SOURCE_DIR "/tests/validation/bridge_heldout.csv");
+  const auto table = config::read_csv(MOESIM_SOURCE_DIR "/data/measurements/bridge_heldout.csv");
   const model::ModelCatalog models(MOESIM_SOURCE_DIR);
   const predict::Resolvers resolve{[&](const std::string& n) { return models.load(n); },
                                    [](const std::string& n) { return test::systems().resolve(n); }};

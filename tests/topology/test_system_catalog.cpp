@@ -52,7 +52,7 @@ TEST_CASE("every name and alias resolves to its system, case-insensitively") {
 }
 
 TEST_CASE("every hardware name in groundtruth.csv resolves") {
-  const auto table = moesim::config::read_csv(fs::path(MOESIM_REFERENCE_DIR) / "groundtruth.csv");
+  const auto table = moesim::config::read_csv(fs::path(MOESIM_MEASUREMENTS_DIR) / "groundtruth.csv");
   std::set<std::string> names;
   for (const auto& row : table.rows) names.insert(row.at("hardware"));
   CHECK(names.size() >= 16);

@@ -12,7 +12,7 @@ double GpuPeaks::tensor_flops_per_s(const std::string& dtype) const {
 }
 
 std::optional<GpuPeaks> find_gpu_peaks(const std::string& gpu_name) {
-  // Dense figures from /work/shared/reference/hardware.md section 1 ("GPUs" table): BF16, FP8 and MXFP8 rows,
+  // Dense figures from data/reference/hardware.md section 1 ("GPUs" table): BF16, FP8 and MXFP8 rows,
   // HBM BW row, SMs row (GB200: 152 device-reported, footnote 1). MXFP8 is "none (no datapath)" on Hopper.
   static const std::string src = "reference/hardware.md section 1 (GPUs table, dense TFLOPS, HBM BW, SMs)";
   static const std::array<GpuPeaks, 5> table = {{
