@@ -1,50 +1,110 @@
 #!/usr/bin/env bash
-# Regenerates the README's accuracy tables: the groundtruth.csv table from `moesim validate --markdown` (between
-# the validation markers) and the held-out summary of data/measurements/bridge_heldout.csv, per system and model
-# kind, from `moesim validate --csv ... --json` (between the heldout markers).
+# Regenerates the accuracy tables of README.md and docs/accuracy.md from `moesim validate` on the bundled tables
+# (data/measurements/): the summary (README and docs), the development table's rows (`validate --markdown`), the
+# held-out set per system and model kind, and the GB200 ladder's steps. Each sits between <!-- NAME:begin --> and
+# <!-- NAME:end --> markers.
+#   tools/update-readme.sh           rewrite the files
+#   tools/update-readme.sh --check   change nothing; exit 1 naming each stale table (CI runs this)
+# MOESIM_BIN=path skips the build and uses that binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/build.sh >/dev/null
-table=$(build/moesim validate --markdown)
-heldout_csv=data/measurements/bridge_heldout.csv
-heldout_json=$(build/moesim validate --csv "$heldout_csv" --json)
-python3 - "$table" "$heldout_csv" "$heldout_json" <<'PY'
-import csv, json, statistics, sys
-table, heldout_csv, heldout_json = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+mode=write
+case "${1:-}" in
+  --check) mode=check ;;
+  "") ;;
+  *) echo "usage: tools/update-readme.sh [--check]" >&2; exit 1 ;;
+esac
+bin="${MOESIM_BIN:-}"
+if [ -z "$bin" ]; then
+  tools/build.sh >/dev/null
+  bin=build/moesim
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+m=data/measurements
+"$bin" validate --markdown >"$tmp/groundtruth.md"
+"$bin" validate --json >"$tmp/groundtruth.json"
+"$bin" validate --csv "$m/bridge_heldout.csv" --json >"$tmp/heldout.json"
+"$bin" validate --csv "$m/gb200_ladder.csv" --ladder --json >"$tmp/ladder.json"
+python3 - "$mode" "$tmp" "$m" <<'PY'
+import csv, json, math, statistics, sys
+mode, tmp, mdir = sys.argv[1], sys.argv[2], sys.argv[3]
+load = lambda name: json.load(open(f"{tmp}/{name}.json"))
+gt, ho, ld = load("groundtruth"), load("heldout"), load("ladder")
+
+def errors(d): return [r["error_pct"] for r in d["rows"] if "error_pct" in r]
+def mean_abs_ln(d):
+    v = [abs(math.log(r["predicted"] / r["measured"])) for r in d["rows"] if "error_pct" in r]
+    return sum(v) / len(v) if v else float("nan")
+
+def ladder_counts(d):
+    judged = [s for s in d["ladder"] if s["judged"]]
+    return sum(s["same_direction"] for s in judged), len(judged)
+
+def summary_row(name, what, d):
+    s, e = d["summary"], errors(d)
+    return (f"| {name} | {what} | {s['n']} ({s['skipped']} skipped) | {s['median_abs_error_pct']:.1f} % | "
+            f"{s['p90_abs_error_pct']:.1f} % | {s['max_abs_error_pct']:.1f} % | {mean_abs_ln(d):.3f} | "
+            f"{sum(abs(x) <= 10 for x in e)} | {sum(abs(x) > 30 for x in e)} |")
+
+right, judged = ladder_counts(ld)
+summary = "\n".join([
+    "| table | what it is | rows predicted | median abs. error | p90 | max | mean abs. ln | within 10 % | above 30 % |",
+    "|---|---|---|---|---|---|---|---|---|",
+    summary_row("`groundtruth.csv`", "development table (fits and decisions saw it)", gt),
+    summary_row("`bridge_heldout.csv`", "held-out set (no fit saw it)", ho),
+    summary_row("`gb200_ladder.csv`", "GB200 optimisation ladder", ld),
+    "",
+    f"GB200 ladder direction: {right} of {judged} judged steps predicted in the measured direction.",
+])
 
 def median(v): return statistics.median(v) if v else float("nan")
-
-rows = {r["id"]: r for r in csv.DictReader(open(heldout_csv, newline=""))}
+rows = {r["id"]: r for r in csv.DictReader(open(f"{mdir}/bridge_heldout.csv", newline=""))}
 groups = {}
-for r in heldout_json["rows"]:
+for r in ho["rows"]:
     if "error_pct" not in r:
         continue
     row = rows[r["id"]]
     kind = "dense" if row["model"].startswith("llama") else "MoE"
     groups.setdefault((row["hardware"], kind), []).append(r["error_pct"])
-lines = ["| system | models | rows | median abs error | median signed error | within 10 % | range |",
+lines = ["| system | models | rows | median abs. error | median signed error | within 10 % | range |",
          "|---|---|---|---|---|---|---|"]
 for (hw, kind), errs in sorted(groups.items()):
     lines.append(f"| {hw} | {kind} | {len(errs)} | {median([abs(e) for e in errs]):.1f} % | {median(errs):+.1f} % | "
                  f"{sum(abs(e) <= 10 for e in errs)} | {min(errs):+.0f} .. {max(errs):+.0f} % |")
-s = heldout_json["summary"]
-errs = [r["error_pct"] for r in heldout_json["rows"] if "error_pct" in r]
-lines.append("")
-lines.append(f"All {s['n']} rows ({s['skipped']} skipped): median |error| {s['median_abs_error_pct']:.1f} %, "
-             f"p90 {s['p90_abs_error_pct']:.1f} %, max {s['max_abs_error_pct']:.1f} %; "
-             f"{sum(abs(e) <= 10 for e in errs)} within 10 %, {sum(abs(e) > 30 for e in errs)} above 30 %.")
 heldout = "\n".join(lines)
 
-text = open("README.md").read()
-def replace(text, name, body):
+lines = ["| step | measured change | predicted change | judged | direction | changed columns |",
+         "|---|---|---|---|---|---|"]
+for s in ld["ladder"]:
+    verdict = ("right" if s["same_direction"] else "wrong") if s["judged"] else "-"
+    lines.append(f"| {s['from']} → {s['to']} | {s['measured_change_pct']:+.1f} % | {s['predicted_change_pct']:+.1f} % | "
+                 f"{'yes' if s['judged'] else 'no'} | {verdict} | {', '.join(s['changed_columns']) or '(none)'} |")
+ladder = "\n".join(lines)
+table = open(f"{tmp}/groundtruth.md").read()
+
+def replace(path, text, name, body):
     begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
     if begin not in text or end not in text:
-        sys.exit(f"README.md lacks the {name} markers")
+        sys.exit(f"{path} lacks the {name} markers")
     head, rest = text.split(begin, 1)
     _, tail = rest.split(end, 1)
     return head + begin + "\n" + body.strip() + "\n" + end + tail
-text = replace(text, "validation", table)
-text = replace(text, "heldout", heldout)
-open("README.md", "w").write(text)
+
+stale = []
+for path, parts in [("README.md", [("accuracy-summary", summary)]),
+                    ("docs/accuracy.md", [("accuracy-summary", summary), ("groundtruth", table),
+                                          ("heldout", heldout), ("ladder", ladder)])]:
+    old = open(path).read()
+    new = old
+    for name, body in parts:
+        before = new
+        new = replace(path, new, name, body)
+        if new != before:
+            stale.append(f"{path}: {name}")
+    if mode == "write" and new != old:
+        open(path, "w").write(new)
+if mode == "check" and stale:
+    sys.exit("generated tables out of date (run tools/update-readme.sh): " + "; ".join(stale))
+print("generated tables " + ("up to date" if mode == "check" else "written"))
 PY
-echo "README.md validation tables updated"
