@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "layout/schedule_counts.hpp"
 #include "memory/activation_memory.hpp"
 #include "model/flops.hpp"
 #include "model/parameters.hpp"
@@ -53,8 +54,7 @@ UnitParams unit_params_per_gpu(const model::ModelSpec& spec, const layout::Layou
 
 int inflight_chunks(const layout::Layout& l, int pp_rank) {
   const int total = l.num_microbatches() * l.vpp;
-  int warmup = l.vpp > 1 ? 2 * (l.pp - pp_rank - 1) + (l.vpp - 1) * l.pp : l.pp - pp_rank - 1;
-  if (l.a2a_overlap) warmup += 1;
+  const int warmup = layout::warmup_forwards(l.pp, l.vpp, pp_rank, l.a2a_overlap);
   return std::max(1, std::min(warmup + 1, total));
 }
 

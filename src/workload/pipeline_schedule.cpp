@@ -2,27 +2,62 @@
 
 #include <algorithm>
 
+#include "core/did_you_mean.hpp"
+#include "core/error.hpp"
+
 namespace moesim::workload {
+
+// The schedules, one file each; adding one is its file and one line in each list below.
+const PipelineSchedule& one_f_one_b_schedule();          // schedule_1f1b.cpp
+const PipelineSchedule& interleaved_1f1b_schedule();     // schedule_interleaved_1f1b.cpp
+const PipelineSchedule& combined_1f1b_schedule();        // schedule_combined_1f1b.cpp
+
 namespace {
+const std::vector<const PipelineSchedule*>& registry() {
+  static const std::vector<const PipelineSchedule*> all = {
+      &one_f_one_b_schedule(),
+      &interleaved_1f1b_schedule(),
+      &combined_1f1b_schedule(),
+  };
+  return all;
+}
+
 // Chunk-major order within micro-batch groups of size pp: the forward order of Megatron's schedule table.
-std::vector<ScheduleUnit> ordered_units(int pp, int vpp, int microbatches, bool forward) {
+std::vector<ScheduleUnit> ordered_units(const ScheduleShape& s, UnitKind kind) {
   std::vector<ScheduleUnit> out;
-  out.reserve(static_cast<std::size_t>(microbatches) * vpp);
-  for (int start = 0; start < microbatches; start += pp) {
-    const int end = std::min(microbatches, start + pp);
-    for (int c = 0; c < vpp; ++c)
-      for (int mb = start; mb < end; ++mb) out.push_back({forward, forward ? c : vpp - 1 - c, mb});
+  out.reserve(static_cast<std::size_t>(s.microbatches) * s.vpp);
+  const bool forward = kind == UnitKind::F;
+  for (int start = 0; start < s.microbatches; start += s.pp) {
+    const int end = std::min(s.microbatches, start + s.pp);
+    for (int c = 0; c < s.vpp; ++c)
+      for (int mb = start; mb < end; ++mb) out.push_back({kind, forward ? c : s.vpp - 1 - c, mb});
   }
   return out;
 }
 }  // namespace
 
-std::vector<ScheduleUnit> megatron_schedule(int pp, int vpp, int rank, int microbatches, bool a2a_overlap) {
-  const auto fwd = ordered_units(pp, vpp, microbatches, true);
-  const auto bwd = ordered_units(pp, vpp, microbatches, false);
+std::vector<std::string> schedule_names() {
+  std::vector<std::string> out;
+  for (const auto* s : registry()) out.emplace_back(s->name());
+  return out;
+}
+
+const PipelineSchedule& schedule_named(std::string_view name) {
+  for (const auto* s : registry())
+    if (s->name() == name) return *s;
+  throw InternalError("unknown pipeline schedule \"" + std::string(name) + "\"" +
+                      did_you_mean(name, schedule_names()) + "; known: " + join_names(schedule_names()));
+}
+
+std::string_view schedule_name_for(const layout::Layout& layout, int vpp) {
+  if (layout.a2a_overlap) return "combined-1f1b";
+  return vpp > 1 ? "interleaved-1f1b" : "1f1b";
+}
+
+std::vector<ScheduleUnit> one_f_one_b_order(const ScheduleShape& shape, int warmup) {
+  const auto fwd = ordered_units(shape, UnitKind::F);
+  const auto bwd = ordered_units(shape, UnitKind::B);
   const int total = static_cast<int>(fwd.size());
-  int warmup = vpp > 1 ? 2 * (pp - rank - 1) + (vpp - 1) * pp : pp - rank - 1;
-  if (a2a_overlap) warmup += 1;
   warmup = std::min(warmup, total);
 
   std::vector<ScheduleUnit> out;
@@ -41,7 +76,8 @@ std::string to_string(const std::vector<ScheduleUnit>& units) {
   std::string s;
   for (const auto& u : units) {
     if (!s.empty()) s += ' ';
-    s += (u.forward ? 'F' : 'B') + std::to_string(u.chunk) + "." + std::to_string(u.microbatch);
+    s += (u.kind == UnitKind::F ? 'F' : u.kind == UnitKind::B ? 'B' : 'W') + std::to_string(u.chunk) + "." +
+         std::to_string(u.microbatch);
   }
   return s;
 }

@@ -1,4 +1,5 @@
-// megatron_schedule: the per-rank issue order of Megatron's 1F1B and interleaved 1F1B schedules.
+// The registered pipeline schedules: the per-rank issue order of Megatron's 1F1B, interleaved 1F1B and the
+// combined 1F1B of A2A overlap.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -7,9 +8,19 @@
 
 #include "workload/pipeline_schedule.hpp"
 
-using moesim::workload::megatron_schedule;
 using moesim::workload::ScheduleUnit;
 using moesim::workload::to_string;
+using moesim::workload::UnitKind;
+
+namespace {
+// The units of the schedule a layout with this pipeline and A2A overlap setting runs.
+std::vector<ScheduleUnit> megatron_schedule(int pp, int vpp, int rank, int m, bool a2a_overlap) {
+  moesim::layout::Layout l;
+  l.a2a_overlap = a2a_overlap;
+  const auto& schedule = moesim::workload::schedule_named(moesim::workload::schedule_name_for(l, vpp));
+  return schedule.units({pp, vpp, m}, rank);
+}
+}  // namespace
 
 TEST_CASE("1F1B p=4 m=8: warm-up pp-rank-1 forwards, then F/B pairs, then the cool-down backwards") {
   // Rank 0: 3 warm-up forwards (pp - 0 - 1), 5 steady pairs (F of mb k+3 then B of mb k), 3 cool-down backwards.
@@ -37,7 +48,8 @@ TEST_CASE("interleaved 1F1B p=2 v=2 m=4, derived by hand from Megatron's rules")
 
 TEST_CASE("to_string of an empty schedule and one unit") {
   CHECK(to_string({}).empty());
-  CHECK(to_string({ScheduleUnit{false, 3, 12}}) == "B3.12");
+  CHECK(to_string({ScheduleUnit{UnitKind::B, 3, 12}}) == "B3.12");
+  CHECK(to_string({ScheduleUnit{UnitKind::W, 1, 2}, ScheduleUnit{UnitKind::F, 0, 0}}) == "W1.2 F0.0");
 }
 
 namespace {
@@ -57,7 +69,8 @@ void check_complete(int pp, int vpp, int rank, int m, bool overlap) {
     CHECK(u.chunk < vpp);
     CHECK(u.microbatch >= 0);
     CHECK(u.microbatch < m);
-    CHECK(pos.emplace(std::make_tuple(u.forward, u.chunk, u.microbatch), i).second);
+    CHECK(u.kind != UnitKind::W);
+    CHECK(pos.emplace(std::make_tuple(u.forward(), u.chunk, u.microbatch), i).second);
   }
   for (int c = 0; c < vpp; ++c)
     for (int mb = 0; mb < m; ++mb) CHECK(pos.at({true, c, mb}) < pos.at({false, c, mb}));
@@ -81,7 +94,7 @@ TEST_CASE("every unit exactly once; each forward precedes its backward") {
 TEST_CASE("a2a overlap adds exactly one warm-up forward, capped at all forwards") {
   auto warmup = [](const std::vector<ScheduleUnit>& u) {
     std::size_t n = 0;
-    while (n < u.size() && u[n].forward) ++n;
+    while (n < u.size() && u[n].forward()) ++n;
     return n;
   };
   // 1F1B p=4 m=8 rank 0: 3 -> 4 leading forwards (the steady state's first forward follows them directly,

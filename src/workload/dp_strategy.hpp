@@ -1,0 +1,71 @@
+#pragma once
+// Data-parallel strategies: the weight and gradient traffic over the data-parallel groups (the dense side over
+// DP x CP, the routed experts over EDP) around one rank's schedule. The schedule walker calls the hooks below at
+// fixed points of the rank's units; a strategy emits its collectives there (through OpWriter) and keeps its own
+// per-rank state (which units are gathered). One implementation per file, registered by name in dp_strategy.cpp:
+// "distributed-optimizer" (Megatron's, bucketed per chunk) and "fsdp" (PyTorch FSDP2, per unit).
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "workload/layer_emitter.hpp"
+#include "workload/op_writer.hpp"
+#include "workload/step_context.hpp"
+
+namespace moesim::workload {
+
+// Keys of the parameter units a strategy may gather: a decoder or MTP layer's index, or one of these.
+inline constexpr int kEmbeddingUnit = -1;
+inline constexpr int kHeadUnit = -2;
+
+class DataParallelStrategy {
+ public:
+  virtual ~DataParallelStrategy() = default;
+
+  // Before the rank's first unit (after a full-iteration graph's launch).
+  virtual void begin() {}
+  // A forward unit of `chunk` and micro-batch `mb` starts after `chain`.
+  virtual void before_forward_unit(int /*chunk*/, int /*mb*/, Chain& /*chain*/) {}
+  // Parameter unit `key` is about to be used by `chain` / has just been used (its last op `after`), in a forward
+  // (`backward` false) or a backward.
+  virtual void use(int /*key*/, Chain& /*chain*/, int /*mb*/, Phase /*phase*/) {}
+  virtual void release(int /*key*/, bool /*backward*/, OpId /*after*/, int /*mb*/) {}
+  // Around layer k of a unit's layers (in execution order) whose ops extend `chain`.
+  virtual void before_layer(const std::vector<LayerRun>& /*layers*/, std::size_t /*k*/, bool /*forward*/,
+                            Chain& /*chain*/) {}
+  virtual void after_layer(const std::vector<LayerRun>& /*layers*/, std::size_t /*k*/, bool /*forward*/,
+                           Chain& /*chain*/) {}
+  // After the rank's last unit, given each chunk's last backward op: the ops the optimizer step waits for.
+  virtual std::vector<OpId> reduce_gradients(const std::vector<OpId>& last_backward) = 0;
+  // Whether each GPU keeps only its data-parallel shard of the optimizer state.
+  virtual bool shards_optimizer_state() const = 0;
+};
+
+// A strategy for one simulated rank's step.
+std::unique_ptr<DataParallelStrategy> make_dp_strategy(std::string_view name, const StepContext& ctx, OpWriter& out,
+                                                       int rank);
+std::vector<std::string> dp_strategy_names();
+// "fsdp" with Layout::fsdp, else "distributed-optimizer" (which also runs without --use-distributed-optimizer:
+// its gathers and reduce-scatters then stand for the all-reduce's two halves; only the optimizer is unsharded).
+std::string_view dp_strategy_name_for(const layout::Layout& layout);
+
+// ---- shared by the strategies ---------------------------------------------------------------------------------
+
+// Bytes per parameter of a weight gather (FP8 with fp8_param_gather, else BF16) and of a gradient reduce.
+double param_gather_bytes(const layout::Layout& layout);
+double grad_reduce_bytes(const layout::Layout& layout);
+// A data-parallel gather or reduce-scatter of `params` (per GPU, before sharding) at `bytes_per_param`: the dense
+// side over DP x CP, then the routed experts over EDP once it is done; a group of one GPU, or a side without
+// parameters, moves nothing. Returns the last op, or -1 when none was emitted.
+OpId dp_collectives(const StepContext& ctx, OpWriter& out, int rank, const memory::LayerShare& params,
+                    double bytes_per_param, comm::Collective op, const char* dense_name, const char* expert_name,
+                    std::vector<OpId> deps, int layer, int mb, Phase phase);
+// This GPU's parameters of one chunk (dense side, expert side).
+memory::LayerShare chunk_params(const StepContext& ctx, int rank);
+// The gradient reduce-scatter of each chunk once its last backward is done (--overlap-grad-reduce), appended to
+// `reduces` (a chunk without one appends its last backward).
+void reduce_scatter_chunks(const StepContext& ctx, OpWriter& out, int rank, const std::vector<OpId>& last_backward,
+                           std::vector<OpId>& reduces);
+
+}  // namespace moesim::workload

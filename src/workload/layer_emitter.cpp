@@ -1,0 +1,270 @@
+#include "workload/layer_emitter.hpp"
+
+namespace moesim::workload {
+
+// ---- TP / CP / ETP communication around the blocks ----------------------------------------------------------
+
+// Before the attention: the CP ring exchange, returned for the caller to join after the attention (ring
+// attention overlaps the K/V exchange with the attention kernels: the exchange runs beside the attention block
+// and the next block waits for both). After it: the serial TP/SP collectives of the block.
+OpId LayerEmitter::tp_cp_fwd(const LayerRun& r, bool before_attention) {
+  const auto& c = *r.cost;
+  if (before_attention && c.cp_fwd_bytes > 0) {
+    const auto g = ctx_.placement_of(layout::Dim::cp);
+    auto s = ctx_.gather_scatter(Stream::tp_comm, "cp", "cp_kv_exchange", g, c.cp_fwd_bytes, comm::Collective::reduce_scatter);
+    return out_.comm(r.rank, s, {r.chain->last}, r.layer, r.mb, Phase::fwd);
+  }
+  if (!before_attention && c.tp_fwd_bytes > 0 && !ctx_.in.layout.tp_comm_overlap)
+    tp_collectives(r, "tp_sp_collectives", tp_fwd_block_bytes(r), Phase::fwd);
+  return -1;
+}
+// A dense layer's forward collectives come in two halves, the attention's and the MLP's (as its backward's
+// do); a MoE layer's are the attention's alone. Serial, each half follows its block; overlapped
+// (tp_comm_overlap), each half starts with its block and is joined at its end.
+double LayerEmitter::tp_fwd_block_bytes(const LayerRun& r) const {
+  return r.moe ? r.cost->tp_fwd_bytes : r.cost->tp_fwd_bytes / 2;
+}
+OpId LayerEmitter::tp_fwd_overlapped(const LayerRun& r) {
+  if (!ctx_.in.layout.tp_comm_overlap || r.cost->tp_fwd_bytes <= 0) return -1;
+  return tp_collectives(r, "tp_sp_collectives", tp_fwd_block_bytes(r), Phase::fwd);
+}
+// One block's sequence-parallel all-gathers and reduce-scatters, after the chain. Without tp_comm_overlap they
+// are serial. With it (TE userbuffers) each collective is cut into tp chunks pipelined with its GEMMs: the
+// first chunk has nothing to hide behind and stays serial (tp_serial); the other (tp-1)/tp run on the TP
+// stream beside the block's compute, holding their SMs (tp_overlapped), and the caller joins the returned op
+// at the block's end (-1: none).
+OpId LayerEmitter::tp_collectives(const LayerRun& r, const char* name, double bytes, Phase phase) {
+  return tp_overlapped(r, tp_serial(r, name, bytes, phase), phase);
+}
+// The serial part, after the chain; returns the bytes left for tp_overlapped (0 without overlap).
+double LayerEmitter::tp_serial(const LayerRun& r, const char* name, double bytes, Phase phase) {
+  const auto& l = ctx_.in.layout;
+  const double serial = l.tp_comm_overlap ? bytes / l.tp : bytes;
+  tp_stream_collective(r, *r.chain, layout::Dim::tp, name, serial, comm::Collective::reduce_scatter, phase);
+  return bytes - serial;
+}
+OpId LayerEmitter::tp_overlapped(const LayerRun& r, double bytes, Phase phase) {
+  if (bytes <= 0) return -1;
+  const char* name = phase == Phase::fwd ? "tp_sp_collectives_overlapped" : "tp_sp_collectives_bwd_overlapped";
+  return out_.comm(r.rank, ctx_.gather_scatter(Stream::tp_comm, "tp", name, ctx_.placement_of(layout::Dim::tp), bytes,
+                                               comm::Collective::reduce_scatter),
+                   {r.chain->last}, r.layer, r.mb, phase);
+}
+// A serial collective on the TP stream over `dim`'s group after `chain` (the expert-TP gather and scatter; the
+// shared expert's SP collectives, which Megatron's SharedExpertMLP issues around its own GEMMs; a recompute's
+// TP and CP traffic). Counted as cp traffic over the CP group, else as tp.
+void LayerEmitter::tp_stream_collective(const LayerRun& r, Chain& chain, layout::Dim dim, const char* name, double bytes,
+                                        comm::Collective op, Phase phase) {
+  if (bytes <= 0) return;
+  const char* category = dim == layout::Dim::cp ? "cp" : "tp";
+  chain.last = out_.comm(r.rank, ctx_.gather_scatter(Stream::tp_comm, category, name, ctx_.placement_of(dim), bytes, op),
+                         {chain.last}, r.layer, r.mb, phase);
+}
+void LayerEmitter::etp_gather(const LayerRun& r, const char* name, Phase phase) {
+  tp_stream_collective(r, *r.chain, layout::Dim::etp, name, r.cost->etp_bytes, comm::Collective::all_gather, phase);
+}
+void LayerEmitter::etp_scatter(const LayerRun& r, const char* name, Phase phase) {
+  tp_stream_collective(r, *r.chain, layout::Dim::etp, name, r.cost->etp_bytes, comm::Collective::reduce_scatter, phase);
+}
+// Joins an overlapped TP collective (tp_collectives) into the chain at the end of the block it hides behind.
+void LayerEmitter::join_tp(const LayerRun& r, OpId pending) {
+  if (pending >= 0) r.chain->last = join(r, pending);
+}
+OpId LayerEmitter::join(const LayerRun& r, OpId other) { return out_.join(r.rank, r.layer, r.mb, r.chain->last, other); }
+
+// ---- forward --------------------------------------------------------------------------------------------------
+
+void LayerEmitter::fwd_pre_dispatch(const LayerRun& r) {
+  const auto& c = *r.cost;
+  // Overlapped TP: the serial first chunk before the CP exchange (they share the TP stream, and the attention
+  // waits for the chunk, not for the exchange), the rest after it.
+  const double tp_rest = ctx_.in.layout.tp_comm_overlap && c.tp_fwd_bytes > 0
+                             ? tp_serial(r, "tp_sp_collectives", tp_fwd_block_bytes(r), Phase::fwd) : 0;
+  const OpId cp = tp_cp_fwd(r, true);
+  OpId tp = tp_overlapped(r, tp_rest, Phase::fwd);
+  out_.compute(r.rank, c.attention.fwd, "attention_fwd", *r.chain, r.layer, r.mb, Phase::fwd, kScopeAttn);
+  if (cp >= 0) r.chain->last = join(r, cp);
+  join_tp(r, tp);
+  tp_cp_fwd(r, false);
+  out_.compute(r.rank, c.pre_dispatch.fwd, r.moe ? "router_permute_fwd" : "mlp_norm_fwd", *r.chain, r.layer, r.mb,
+               Phase::fwd, pre_mlp_scope(r.moe));
+}
+// MoE: dispatch (+ the shared expert beside it), experts, combine. Dense: the MLP.
+OpId LayerEmitter::fwd_dispatch(const LayerRun& r) {
+  if (!r.moe) return -1;
+  if (ctx_.in.layout.syncs_token_counts()) out_.host_sync(r.rank, r.layer, r.mb, r.chain->last, Phase::fwd);
+  return out_.comm(r.rank, ep_comm("ep_dispatch", ctx_.ep.dispatch), {r.chain->last}, r.layer, r.mb, Phase::fwd);
+}
+void LayerEmitter::fwd_mlp(const LayerRun& r, OpId dispatch) {
+  const auto& c = *r.cost;
+  if (!r.moe) {
+    OpId tp = tp_fwd_overlapped(r);
+    out_.compute(r.rank, c.experts.fwd, "mlp_fwd", *r.chain, r.layer, r.mb, Phase::fwd, kScopeMlp);
+    join_tp(r, tp);
+    return;
+  }
+  Chain shared{r.chain->last};
+  tp_stream_collective(r, shared, layout::Dim::tp, "shared_expert_tp_gather", c.shared_tp_fwd_bytes / 2,
+                       comm::Collective::all_gather, Phase::fwd);
+  out_.compute(r.rank, c.shared.fwd, "shared_expert_fwd", shared, r.layer, r.mb, Phase::fwd, kScopeShared);
+  tp_stream_collective(r, shared, layout::Dim::tp, "shared_expert_tp_scatter", c.shared_tp_fwd_bytes / 2,
+                       comm::Collective::reduce_scatter, Phase::fwd);
+  r.chain->last = dispatch;
+  etp_gather(r, "etp_gather", Phase::fwd);
+  out_.compute(r.rank, c.experts.fwd, "experts_fwd", *r.chain, r.layer, r.mb, Phase::fwd, 0, {shared.last});
+  etp_scatter(r, "etp_scatter", Phase::fwd);
+}
+void LayerEmitter::fwd_combine(const LayerRun& r) {
+  if (!r.moe) {
+    tp_cp_fwd(r, false);
+    return;
+  }
+  r.chain->last = out_.comm(r.rank, ep_comm("ep_combine", ctx_.ep.combine), {r.chain->last}, r.layer, r.mb, Phase::fwd);
+  out_.compute(r.rank, r.cost->post_combine.fwd, "unpermute_fwd", *r.chain, r.layer, r.mb, Phase::fwd);
+}
+
+// ---- backward ---------------------------------------------------------------------------------------------------
+
+// The recompute before a layer's backward. A rerun MoE forward exchanges its tokens again: dispatch (after the
+// dropless token-count sync, as in the forward) and combine around the recomputed experts.
+void LayerEmitter::bwd_recompute(const LayerRun& r) {
+  const auto& c = *r.cost;
+  const auto& l = ctx_.in.layout;
+  // Its communication as one collective each (the forward interleaves them with its blocks): the TP/SP
+  // collectives before the rerun compute, split and overlapped with it as the forward's are under
+  // tp_comm_overlap; the CP ring exchange after it.
+  const OpId tp = c.recompute_tp_bytes > 0
+                      ? tp_collectives(r, "tp_sp_collectives_recompute", c.recompute_tp_bytes, Phase::recompute)
+                      : -1;
+  out_.compute(r.rank, c.recompute, "recompute", *r.chain, r.layer, r.mb, Phase::recompute, recompute_scope(l));
+  join_tp(r, tp);
+  tp_stream_collective(r, *r.chain, layout::Dim::cp, "cp_kv_exchange_recompute", c.recompute_cp_bytes,
+                       comm::Collective::reduce_scatter, Phase::recompute);
+  if (c.recompute_redoes_ep) {
+    if (l.syncs_token_counts()) out_.host_sync(r.rank, r.layer, r.mb, r.chain->last, Phase::recompute);
+    r.chain->last = out_.comm(r.rank, ep_comm("ep_dispatch_recompute", ctx_.ep.dispatch), {r.chain->last}, r.layer,
+                              r.mb, Phase::recompute);
+  }
+  if (c.recompute_redoes_experts) etp_gather(r, "etp_gather_recompute", Phase::recompute);
+  out_.compute(r.rank, c.recompute_experts, "recompute_experts", *r.chain, r.layer, r.mb, Phase::recompute);
+  if (c.recompute_redoes_experts) etp_scatter(r, "etp_scatter_recompute", Phase::recompute);
+  if (c.recompute_redoes_ep)
+    r.chain->last = out_.comm(r.rank, ep_comm("ep_combine_recompute", ctx_.ep.combine), {r.chain->last}, r.layer,
+                              r.mb, Phase::recompute);
+}
+// MoE backward of the combine: unpermute grad, then the combine-gradient all-to-all (dispatch-shaped, BF16).
+OpId LayerEmitter::bwd_combine(const LayerRun& r) {
+  if (!r.moe) return -1;  // a dense layer's MLP-backward TP collectives start with bwd_mlp
+  out_.compute(r.rank, r.cost->post_combine.dgrad, "unpermute_bwd", *r.chain, r.layer, r.mb, Phase::bwd_dgrad);
+  return r.chain->last = out_.comm(r.rank, ep_comm("ep_combine_bwd", ctx_.ep.combine_bwd), {r.chain->last}, r.layer,
+                                   r.mb, Phase::bwd_dgrad);
+}
+void LayerEmitter::bwd_mlp(const LayerRun& r, BackwardHandoff& h) {
+  const auto& c = *r.cost;
+  // Issued here, not in bwd_combine: in the combined 1F1B order (forward_backward_pair) a forward layer's blocks
+  // come between the two, and its TP chunk would queue behind this layer's collectives on the TP stream.
+  const OpId tp = !r.moe && c.tp_bwd_bytes > 0
+                      ? tp_collectives(r, "tp_sp_collectives_bwd", c.tp_bwd_bytes / 2, Phase::bwd_dgrad) : -1;
+  // MoE with ETP: the gradient of the forward's reduce-scatter is an all-gather, and of its gather a
+  // reduce-scatter, around the experts' dgrad.
+  if (r.moe) etp_gather(r, "etp_gather_bwd", Phase::bwd_dgrad);
+  out_.compute(r.rank, c.experts.dgrad, r.moe ? "experts_dgrad" : "mlp_dgrad", *r.chain, r.layer, r.mb, Phase::bwd_dgrad,
+               r.moe ? 0 : kScopeMlp);
+  if (r.moe) {
+    h.experts_dgrad = r.chain->last;  // bwd_dispatch's wgrad and shared-expert work wait for this, not the scatter
+    etp_scatter(r, "etp_scatter_bwd", Phase::bwd_dgrad);
+  }
+  if (!r.moe) out_.compute(r.rank, c.experts.wgrad, "mlp_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, kScopeMlp);
+  join_tp(r, tp);
+}
+OpId LayerEmitter::bwd_dispatch(const LayerRun& r, BackwardHandoff& h) {
+  if (!r.moe) return -1;
+  const OpId d = out_.comm(r.rank, ep_comm("ep_dispatch_bwd", ctx_.ep.dispatch_bwd), {r.chain->last}, r.layer, r.mb,
+                           Phase::bwd_dgrad);
+  // The experts' weight gradients run while the dispatch-gradient all-to-all (and, with ETP, the reduce-scatter
+  // before it) is in flight (delayed wgrad).
+  const OpId dgrad = h.experts_dgrad;
+  Chain w{dgrad};
+  out_.compute(r.rank, r.cost->experts.wgrad, "experts_wgrad", w, r.layer, r.mb, Phase::bwd_wgrad);
+  Chain s{dgrad};
+  tp_stream_collective(r, s, layout::Dim::tp, "shared_expert_tp_bwd", r.cost->shared_tp_bwd_bytes,
+                       comm::Collective::reduce_scatter, Phase::bwd_dgrad);
+  out_.compute(r.rank, r.cost->shared.dgrad, "shared_expert_dgrad", s, r.layer, r.mb, Phase::bwd_dgrad, kScopeShared);
+  out_.compute(r.rank, r.cost->shared.wgrad, "shared_expert_wgrad", s, r.layer, r.mb, Phase::bwd_wgrad, kScopeShared);
+  r.chain->last = d;
+  h.beside_dispatch = {w.last, s.last};
+  return d;
+}
+void LayerEmitter::bwd_attention(const LayerRun& r, BackwardHandoff& h) {
+  const auto& c = *r.cost;
+  const std::vector<OpId> extra = h.beside_dispatch;
+  out_.compute(r.rank, c.pre_dispatch.dgrad, r.moe ? "router_permute_bwd" : "mlp_norm_bwd", *r.chain, r.layer, r.mb,
+               Phase::bwd_dgrad, pre_mlp_scope(r.moe), extra);
+  out_.compute(r.rank, c.pre_dispatch.wgrad, "router_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad,
+               pre_mlp_scope(r.moe));
+  const OpId tp = c.tp_bwd_bytes > 0 ? tp_collectives(r, "tp_sp_collectives_bwd", r.moe ? c.tp_bwd_bytes : c.tp_bwd_bytes / 2,
+                                                      Phase::bwd_dgrad)
+                                     : -1;
+  out_.compute(r.rank, c.attention.dgrad, "attention_dgrad", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, kScopeAttn);
+  tp_stream_collective(r, *r.chain, layout::Dim::cp, "cp_kv_exchange_bwd", c.cp_bwd_bytes,
+                       comm::Collective::reduce_scatter, Phase::bwd_dgrad);
+  out_.compute(r.rank, c.attention.wgrad, "attention_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, kScopeAttn);
+  join_tp(r, tp);
+}
+
+// ---- whole layers -----------------------------------------------------------------------------------------------
+
+void LayerEmitter::forward(const LayerRun& r) {
+  fwd_pre_dispatch(r);
+  const OpId d = fwd_dispatch(r);
+  fwd_mlp(r, d >= 0 ? d : r.chain->last);
+  fwd_combine(r);
+}
+void LayerEmitter::backward(const LayerRun& r) {
+  BackwardHandoff h;
+  bwd_recompute(r);
+  bwd_combine(r);
+  bwd_mlp(r, h);
+  bwd_dispatch(r, h);
+  bwd_attention(r, h);
+}
+void LayerEmitter::forward_backward_pair(const LayerRun& f, const LayerRun& b) {
+  BackwardHandoff h;
+  bwd_recompute(b);
+  bwd_combine(b);
+  fwd_pre_dispatch(f);
+  const OpId d = fwd_dispatch(f);
+  bwd_mlp(b, h);
+  bwd_dispatch(b, h);
+  fwd_mlp(f, d >= 0 ? d : f.chain->last);
+  fwd_combine(f);
+  bwd_attention(b, h);
+}
+
+// ---- embedding and heads ----------------------------------------------------------------------------------------
+
+void LayerEmitter::embedding_forward(int rank, int mb, Chain& chain) {
+  out_.compute(rank, ctx_.embedding.fwd, "embedding_fwd", chain, -1, mb, Phase::fwd);
+}
+void LayerEmitter::embedding_wgrad(int rank, int mb, Chain& chain) {
+  out_.compute(rank, ctx_.embedding.wgrad, "embedding_wgrad", chain, -1, mb, Phase::bwd_wgrad);
+}
+void LayerEmitter::heads_forward(int rank, int mb, const layout::ChunkAssignment& ch, Chain& chain) {
+  const int layers = static_cast<int>(ctx_.in.model.num_layers);
+  if (ch.has_loss) out_.compute(rank, ctx_.output.fwd, "output_fwd", chain, -1, mb, Phase::fwd);
+  for (auto it = ch.mtp_layers.rbegin(); it != ch.mtp_layers.rend(); ++it)
+    out_.compute(rank, ctx_.mtp_extra.fwd, "mtp_head_fwd", chain, layers + *it, mb, Phase::fwd);
+}
+void LayerEmitter::heads_backward(int rank, int mb, const layout::ChunkAssignment& ch, Chain& chain) {
+  const int layers = static_cast<int>(ctx_.in.model.num_layers);
+  if (ch.has_loss) {
+    out_.compute(rank, ctx_.output.dgrad, "output_dgrad", chain, -1, mb, Phase::bwd_dgrad);
+    out_.compute(rank, ctx_.output.wgrad, "output_wgrad", chain, -1, mb, Phase::bwd_wgrad);
+  }
+  for (auto it = ch.mtp_layers.rbegin(); it != ch.mtp_layers.rend(); ++it) {
+    out_.compute(rank, ctx_.mtp_extra.dgrad, "mtp_head_dgrad", chain, layers + *it, mb, Phase::bwd_dgrad);
+    out_.compute(rank, ctx_.mtp_extra.wgrad, "mtp_head_wgrad", chain, layers + *it, mb, Phase::bwd_wgrad);
+  }
+}
+
+}  // namespace moesim::workload

@@ -1,0 +1,213 @@
+// The step builder's seams: the registries of pipeline schedules, data-parallel strategies and network bindings,
+// the schedule walker's unit order, and the one pipeline warm-up formula.
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/document.hpp"
+#include "core/error.hpp"
+#include "kernels/kernel_cost_model.hpp"
+#include "layout/layout_loader.hpp"
+#include "layout/pipeline_layout.hpp"
+#include "layout/schedule_counts.hpp"
+#include "memory/model_facts.hpp"
+#include "model/model_loader.hpp"
+#include "topology/system_catalog.hpp"
+#include "workload/dp_strategy.hpp"
+#include "workload/layer_emitter.hpp"
+#include "workload/network_binding.hpp"
+#include "workload/op_writer.hpp"
+#include "workload/pipeline_schedule.hpp"
+#include "workload/schedule_walker.hpp"
+#include "workload/step_context.hpp"
+
+namespace {
+using namespace moesim;
+using workload::ScheduleUnit;
+using workload::UnitKind;
+
+const std::string kCases = std::string(MOESIM_FIXTURES_DIR) + "/predict/";
+
+// small-moe (8 layers) on one DGX H100, PP2 x EP4 (tests/fixtures/predict/h100x8.json), with a tweak.
+struct Inputs {
+  model::ModelSpec model = model::load_model_file(kCases + "small_moe.json");
+  topology::SystemSpec system = topology::SystemCatalog::load(MOESIM_SOURCE_DIR).resolve("dgx-h100");
+  layout::Layout layout;
+  layout::StageAssignment stages;
+  std::unique_ptr<kernels::KernelCostModel> kernels = kernels::make_kernel_cost_model("roofline");
+
+  explicit Inputs(void (*tweak)(layout::Layout&) = nullptr) {
+    Diagnostics diags;
+    const auto doc = config::load_file(kCases + "h100x8.json", diags);
+    layout = layout::read_layout(doc.json, doc.file, diags);
+    diags.throw_if_any();
+    if (tweak) tweak(layout);
+    stages = layout::assign_stages(layout, memory::model_facts(model));
+  }
+  workload::StepInputs step() const { return {model, layout, stages, system, *kernels, {}}; }
+};
+
+// Rank `rank`'s units as the walker emitted them: one entry per run of attention blocks (forward or dgrad) of one
+// chunk and micro-batch, in op order, as "F<chunk>.<mb>" / "B<chunk>.<mb>".
+std::string emitted_units(const Inputs& in, const workload::OpGraph& g, int rank) {
+  std::vector<ScheduleUnit> units;
+  for (const auto& op : g.ops()) {
+    if (op.rank != rank) continue;
+    const auto& name = g.names()[op.name];
+    if (name != "attention_fwd" && name != "attention_dgrad") continue;
+    int chunk = 0;
+    for (int c = 0; c < in.stages.vpp; ++c)
+      for (int layer : in.stages.chunk(rank, c).layers)
+        if (layer == op.layer) chunk = c;
+    const ScheduleUnit u{name == "attention_fwd" ? UnitKind::F : UnitKind::B, chunk, op.microbatch};
+    if (units.empty() || !(units.back() == u)) units.push_back(u);
+  }
+  return workload::to_string(units);
+}
+
+// Walks every rank of `in` with `schedule`, as build_step does with the layout's schedule.
+workload::OpGraph walk(const Inputs& in, const workload::PipelineSchedule& schedule) {
+  const auto step = in.step();
+  const workload::StepContext ctx(step);
+  workload::OpGraph g;
+  for (int r = 0; r < in.stages.pp; ++r) g.add_rank({in.system.gpu.sm_count, 1, "pp" + std::to_string(r)});
+  const auto binding = workload::make_network_binding(workload::kDefaultNetworkBinding, {in.system, 1e11, 5e10});
+  workload::OpWriter out(g, ctx.host, *binding, step.params);
+  workload::LayerEmitter layers(ctx, out);
+  workload::ScheduleWalker walker(ctx, out, layers, schedule);
+  workload::StageInputs inputs;
+  for (int r = 0; r < in.stages.pp; ++r) {
+    const auto dp = workload::make_dp_strategy(workload::dp_strategy_name_for(in.layout), ctx, out, r);
+    walker.walk_rank(r, *dp, inputs);
+  }
+  return g;
+}
+
+// All forwards, then all backwards (GPipe): a schedule defined outside the registry, to show the walker emits
+// whatever it is given.
+class AllForwardsFirst final : public workload::PipelineSchedule {
+ public:
+  std::string_view name() const override { return "test-all-forwards-first"; }
+  std::vector<ScheduleUnit> units(const workload::ScheduleShape& s, int) const override {
+    std::vector<ScheduleUnit> out;
+    for (int mb = 0; mb < s.microbatches; ++mb) out.push_back({UnitKind::F, 0, mb});
+    for (int mb = 0; mb < s.microbatches; ++mb) out.push_back({UnitKind::B, 0, mb});
+    return out;
+  }
+};
+// A zero-bubble-style schedule that splits each backward into B and W.
+class SplitWeightGradients final : public workload::PipelineSchedule {
+ public:
+  std::string_view name() const override { return "test-split-w"; }
+  std::vector<ScheduleUnit> units(const workload::ScheduleShape& s, int) const override {
+    std::vector<ScheduleUnit> out;
+    for (int mb = 0; mb < s.microbatches; ++mb) {
+      out.push_back({UnitKind::F, 0, mb});
+      out.push_back({UnitKind::B, 0, mb});
+      out.push_back({UnitKind::W, 0, mb});
+    }
+    return out;
+  }
+};
+}  // namespace
+
+TEST_CASE("the pipeline warm-up formula: 1F1B, interleaved, and one more with A2A overlap") {
+  CHECK(layout::warmup_forwards(4, 1, 0, false) == 3);
+  CHECK(layout::warmup_forwards(4, 1, 3, false) == 0);
+  CHECK(layout::warmup_forwards(4, 1, 3, true) == 1);
+  CHECK(layout::warmup_forwards(2, 2, 0, false) == 4);  // 2(2-0-1) + (2-1)2
+  CHECK(layout::warmup_forwards(2, 2, 1, false) == 2);
+  CHECK(layout::warmup_forwards(2, 2, 1, true) == 3);
+}
+
+TEST_CASE("the schedule registry holds the three Megatron schedules, chosen from the layout") {
+  CHECK(workload::schedule_names() == std::vector<std::string>{"1f1b", "interleaved-1f1b", "combined-1f1b"});
+  for (const auto& name : workload::schedule_names()) CHECK(workload::schedule_named(name).name() == name);
+  CHECK_THROWS_AS(workload::schedule_named("zero-bubble"), InternalError);
+  layout::Layout l;
+  CHECK(workload::schedule_name_for(l, 1) == "1f1b");
+  CHECK(workload::schedule_name_for(l, 2) == "interleaved-1f1b");
+  l.a2a_overlap = true;
+  CHECK(workload::schedule_name_for(l, 1) == "combined-1f1b");
+  CHECK(workload::schedule_name_for(l, 2) == "combined-1f1b");
+  CHECK(workload::schedule_named("combined-1f1b").merges_forward_backward_pairs());
+  CHECK_FALSE(workload::schedule_named("1f1b").merges_forward_backward_pairs());
+  // Today's schedules issue no separate weight-gradient units.
+  for (const auto& name : workload::schedule_names())
+    for (const auto& u : workload::schedule_named(name).units({2, 2, 4}, 0)) CHECK(u.kind != UnitKind::W);
+}
+
+TEST_CASE("the walker emits 1F1B p=2 m=8 in the hand-derived order") {
+  // Rank 0: pp - 0 - 1 = 1 warm-up forward, then F/B pairs, then the last backward; rank 1: strictly alternating.
+  const Inputs in;
+  REQUIRE(in.layout.num_microbatches() == 8);
+  const auto g = walk(in, workload::schedule_named("1f1b"));
+  CHECK(emitted_units(in, g, 0) == "F0.0 F0.1 B0.0 F0.2 B0.1 F0.3 B0.2 F0.4 B0.3 F0.5 B0.4 F0.6 B0.5 F0.7 B0.6 B0.7");
+  CHECK(emitted_units(in, g, 1) == "F0.0 B0.0 F0.1 B0.1 F0.2 B0.2 F0.3 B0.3 F0.4 B0.4 F0.5 B0.5 F0.6 B0.6 F0.7 B0.7");
+}
+
+TEST_CASE("the walker emits interleaved 1F1B p=2 v=2 m=4 in the hand-derived order") {
+  // As test_pipeline_schedule.cpp derives from Megatron's rules: rank 0 warms up with 4 forwards, rank 1 with 2.
+  const Inputs in([](layout::Layout& l) {
+    l.vpp = 2;
+    l.gbs = 16;
+  });
+  REQUIRE(in.layout.num_microbatches() == 4);
+  const auto g = walk(in, workload::schedule_named("interleaved-1f1b"));
+  CHECK(emitted_units(in, g, 0) == "F0.0 F0.1 F1.0 F1.1 F0.2 B1.0 F0.3 B1.1 F1.2 B0.0 F1.3 B0.1 B1.2 B1.3 B0.2 B0.3");
+  CHECK(emitted_units(in, g, 1) == "F0.0 F0.1 F1.0 B1.0 F1.1 B1.1 F0.2 B0.0 F0.3 B0.1 F1.2 B1.2 F1.3 B1.3 B0.2 B0.3");
+}
+
+TEST_CASE("the walker emits a schedule it is given, and refuses W units it cannot emit yet") {
+  const Inputs in;
+  const AllForwardsFirst gpipe;
+  const auto g = walk(in, gpipe);
+  CHECK(emitted_units(in, g, 0) == "F0.0 F0.1 F0.2 F0.3 F0.4 F0.5 F0.6 F0.7 B0.0 B0.1 B0.2 B0.3 B0.4 B0.5 B0.6 B0.7");
+  const SplitWeightGradients split;
+  CHECK_THROWS_AS(walk(in, split), InternalError);
+}
+
+TEST_CASE("the data-parallel strategy registry: distributed optimizer and FSDP, chosen from the layout") {
+  CHECK(workload::dp_strategy_names() == std::vector<std::string>{"distributed-optimizer", "fsdp"});
+  layout::Layout l;
+  CHECK(workload::dp_strategy_name_for(l) == "distributed-optimizer");
+  l.fsdp = true;
+  CHECK(workload::dp_strategy_name_for(l) == "fsdp");
+
+  const Inputs in;
+  const auto step = in.step();
+  const workload::StepContext ctx(step);
+  workload::OpGraph g;
+  const auto binding = workload::make_network_binding(workload::kDefaultNetworkBinding, {in.system, 1, 1});
+  workload::OpWriter out(g, ctx.host, *binding, step.params);
+  for (const auto& name : workload::dp_strategy_names())
+    CHECK(static_cast<bool>(workload::make_dp_strategy(name, ctx, out, 0)));
+  CHECK(workload::make_dp_strategy("fsdp", ctx, out, 0)->shards_optimizer_state());
+  CHECK_THROWS_AS(workload::make_dp_strategy("zero3", ctx, out, 0), InternalError);
+}
+
+TEST_CASE("per-gpu-ports: rank r's NVLink port is link 2r and its NIC link 2r+1") {
+  const Inputs in;
+  CHECK(workload::network_binding_names() == std::vector<std::string>{"per-gpu-ports"});
+  const auto b = workload::make_network_binding("per-gpu-ports", {in.system, 400e9, 50e9});
+  CHECK(b->name() == "per-gpu-ports");
+  const auto n = b->network({"pp0", "pp1", "pp2"});
+  REQUIRE(n.link_capacity_Bps.size() == 6);
+  CHECK(n.link_names[4] == "pp2.nvlink");
+  CHECK(n.link_names[5] == "pp2.nic");
+  CHECK(n.link_capacity_Bps[4] == 400e9);
+  CHECK(n.link_capacity_Bps[5] == 50e9);
+  const auto both = b->flows(2, 10.0, 20.0);
+  REQUIRE(both.size() == 2);
+  CHECK(both[0].path == std::vector<workload::LinkId>{4});
+  CHECK(both[0].bytes == 10.0);
+  CHECK(both[1].path == std::vector<workload::LinkId>{5});
+  CHECK(both[1].bytes == 20.0);
+  const auto nic_only = b->flows(1, 0.0, 7.0);
+  REQUIRE(nic_only.size() == 1);
+  CHECK(nic_only[0].path == std::vector<workload::LinkId>{3});
+  CHECK(b->flows(0, 0.0, 0.0).empty());
+  CHECK_THROWS_AS(workload::make_network_binding("fat-tree", {in.system, 1, 1}), InternalError);
+}
