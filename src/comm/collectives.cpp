@@ -166,4 +166,8 @@ CollectiveCost collective_cost(const CollectiveSpec& spec, const Fabric& fabric)
   return c;
 }
 
+CommSms nccl_kernel_sms() {
+  return {16, "assumption: NCCL kernels hold one SM per channel; 16 channels (not in the reference)"};
+}
+
 }  // namespace moesim::comm

@@ -21,6 +21,8 @@
 // Seam for the engine: each CollectiveSpec will also be expanded into link flows on the cluster graph
 // (comm/flows.hpp, written once src/topology exists: expand(spec, rank map, cluster) -> flows). That expansion must
 // move exactly wire_bytes(spec) per rank on each link class, which the tests of both paths will check.
+#include <string>
+
 #include "comm/fabric.hpp"
 
 namespace moesim::comm {
@@ -60,5 +62,13 @@ double busbw_factor(Collective op, int ranks);
 
 std::string to_string(Collective c);
 std::string to_string(Algorithm a);
+
+// SMs communication kernels occupy while they run (compute overlapping them loses these SMs).
+struct CommSms {
+  int sms = 0;
+  std::string source;
+};
+// An NCCL collective's: one per channel.
+CommSms nccl_kernel_sms();
 
 }  // namespace moesim::comm

@@ -1,20 +1,13 @@
 #pragma once
-// Expert-parallel token dispatch and combine: expected fan-out under uniform (optionally group-limited) top-k
-// routing, bytes per rank for each dispatcher, closed-form time, and the SMs each dispatcher's kernels hold.
-// Byte accounting follows moe-modeling.md §4.2 (and its scripts/ep_volume.py):
-//   alltoall  (Megatron NCCL A2A) one copy per (token, expert) pair: T k h B, of which (G-1)/EP stays in the
-//             scale-up domain and (EP-G)/EP crosses it (copies to the rank itself are free).
-//   allgather every rank all-gathers the group's T h B tokens (combine: reduce-scatter, same size).
-//   deepep / hybridep  hierarchical with dedup: one copy per token per destination domain over RDMA (to the GPU
-//             with the same local index), then one copy per destination rank over NVLink. Logical bytes (DeepEP's
-//             own benchmark accounting) count the copies to the own domain / own rank too; physical bytes leave
-//             them out:   RDMA = T E[domains] (1 - 1/N) h B,   NVLink = T E[ranks] (1 - 1/G) h B.
-//   Time = latency + max(NVLink bytes / (B_up e_up), RDMA bytes / (B_out e_out)): the two are pipelined.
+// Expert-parallel token dispatch and combine, the part every dispatcher shares: the problem (group, routing,
+// tokens, element sizes), the expected fan-out under uniform (optionally group-limited) top-k routing, and the
+// shapes of a volume and a cost. The dispatchers themselves (their byte accounting, moe-modeling.md §4.2 and its
+// scripts/ep_volume.py) are behind expert_dispatcher.hpp, one file each in dispatchers/.
 // B = bytes per element: FP8 dispatch 1 + 4/128 (scales included), BF16 combine 2 (kernels::bytes_per_element).
 #include <string>
 
+#include "comm/collectives.hpp"
 #include "comm/fabric.hpp"
-#include "kernels/device_rates.hpp"
 
 namespace moesim::comm {
 
@@ -33,11 +26,6 @@ struct RoutingSpec {
 // No limit: buckets (1 - C(E - E/buckets, k) / C(E, k)). InternalError on shapes that do not divide.
 double expected_distinct_buckets(const RoutingSpec& routing, int buckets);
 
-enum class Dispatcher { alltoall, allgather, deepep, hybridep };
-std::string to_string(Dispatcher d);
-const std::vector<std::string>& dispatcher_names();
-Dispatcher parse_dispatcher(const std::string& name);  // ConfigError with did-you-mean
-
 enum class Phase { dispatch, combine };
 
 struct DispatchProblem {
@@ -49,26 +37,20 @@ struct DispatchProblem {
   double combine_bytes_per_element = 2;   // BF16
 };
 
+// Element size of `phase`, and the bytes of the T tokens' hidden states at that size (T h B).
+double phase_bytes_per_element(const DispatchProblem& p, Phase phase);
+double token_rows_bytes(const DispatchProblem& p, Phase phase);
+
 // Bytes one rank sends in one phase (combine mirrors dispatch with its own element size).
 struct DispatchVolume {
   double scale_up = 0, scale_out = 0;                  // physical
   double logical_scale_up = 0, logical_scale_out = 0;  // DeepEP benchmark accounting (own rank/domain included)
 };
-DispatchVolume dispatch_volume(Dispatcher d, const DispatchProblem& p, Phase phase);
 
 struct DispatchCost {
   double seconds = 0, latency_s = 0, bandwidth_s = 0;
   double scale_up_s = 0, scale_out_s = 0;  // each link class alone; bandwidth_s is the larger (as CollectiveCost)
   DispatchVolume volume;
 };
-DispatchCost dispatch_cost(Dispatcher d, const DispatchProblem& p, Phase phase, const Fabric& fabric);
-
-// SMs a dispatcher's communication kernels occupy while they run (compute overlapping them loses these SMs).
-struct CommSms {
-  int sms = 0;
-  std::string source;
-};
-// `multi_domain`: the group spans scale-up domains (RDMA); `large_domain`: its domain is an NVL72 rack.
-CommSms comm_kernel_sms(Dispatcher d, kernels::Arch arch, bool multi_domain, bool large_domain = false);
 
 }  // namespace moesim::comm

@@ -27,6 +27,12 @@ double EfficiencyCurve::at(double message_bytes) const {
   return lo->efficiency + t * (hi->efficiency - lo->efficiency);
 }
 
+const DispatcherLinkEfficiency& CommEfficiency::dispatcher(const std::string& name) const {
+  static const DispatcherLinkEfficiency ideal;
+  const auto it = dispatchers.find(name);
+  return it == dispatchers.end() ? ideal : it->second;
+}
+
 int GroupShape::domains() const {
   return ranks_per_domain >= ranks ? 1 : ranks / ranks_per_domain;
 }

@@ -2,7 +2,8 @@
 // What a closed-form collective cost needs to know of the network a group runs on: one scale-up link class
 // (NVLink, per GPU, one direction) and one scale-out class (the GPU's NIC, one direction), NCCL's fixed latencies,
 // and achieved-bandwidth factors measured on real systems. Filled by the caller (from the topology catalog later);
-// builtin_fabric() gives the calibrated defaults of data/reference/ (see calibration.hpp).
+// builtin_fabric() gives the calibrated defaults of data/reference/ (see measured_efficiency.hpp).
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,10 @@ struct DispatcherEfficiency {
   double combine = 1.0;
   std::string source;
 };
+// A dispatcher's own factors on both link classes (those with kernels of their own: DeepEP, HybridEP).
+struct DispatcherLinkEfficiency {
+  DispatcherEfficiency scale_up, scale_out;
+};
 
 struct CommEfficiency {
   EfficiencyCurve ring_scale_up;       // ring AG/RS/AR, send/recv inside a scale-up domain
@@ -45,8 +50,11 @@ struct CommEfficiency {
   EfficiencyCurve nvls;                // NVLS all-reduce/all-gather, algbw / link bandwidth
   EfficiencyCurve alltoall_scale_up;   // NCCL all-to-all
   EfficiencyCurve alltoall_scale_out;
-  DispatcherEfficiency deepep_scale_up, deepep_scale_out;
-  DispatcherEfficiency hybridep_scale_up, hybridep_scale_out;
+  // By registered dispatcher name (expert_dispatcher.hpp). Keyed by name so that a new dispatcher brings its
+  // factors without a new field here.
+  std::map<std::string, DispatcherLinkEfficiency> dispatchers;
+  // `name`'s factors; ideal (1.0) for a dispatcher without an entry.
+  const DispatcherLinkEfficiency& dispatcher(const std::string& name) const;
 };
 
 struct Fabric {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "comm/calibration.hpp"
+#include "comm/measured_efficiency.hpp"
 
 namespace moesim::workload {
 
@@ -21,8 +21,7 @@ LinkDemand CommCostModel::demand(double latency_s, double scale_up_s, double sca
 
 LinkDemand CommCostModel::collective(const comm::CollectiveSpec& spec) const {
   const auto c = comm::collective_cost(spec, fabric_);
-  // NCCL's channel SMs: comm/'s figure for its (NCCL) all-to-all stands for every NCCL collective.
-  const int sms = comm::comm_kernel_sms(comm::Dispatcher::alltoall, arch_, !spec.group.single_domain()).sms;
+  const int sms = comm::nccl_kernel_sms().sms;
   return demand(c.latency_s, c.scale_up_s, c.scale_out_s, sms);
 }
 
@@ -41,9 +40,10 @@ LinkDemand CommCostModel::nccl(comm::Collective op, const comm::GroupShape& grou
   return collective(best);
 }
 
-LinkDemand CommCostModel::dispatch(comm::Dispatcher d, const comm::DispatchProblem& p, comm::Phase phase) const {
-  const auto c = comm::dispatch_cost(d, p, phase, fabric_);
-  const int sms = comm::comm_kernel_sms(d, arch_, !p.ep.single_domain(), large_domain_).sms;
+LinkDemand CommCostModel::dispatch(const comm::ExpertDispatcher& d, const comm::DispatchProblem& p,
+                                   comm::Phase phase) const {
+  const auto c = d.cost(p, phase, fabric_);
+  const int sms = d.kernel_sms(arch_, !p.ep.single_domain(), large_domain_).sms;
   return demand(c.latency_s, c.scale_up_s, c.scale_out_s, sms);
 }
 

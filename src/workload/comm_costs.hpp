@@ -5,7 +5,7 @@
 // link's capacity ("effective bytes" = wire bytes / achieved efficiency): alone on its link it lasts exactly what
 // comm/ predicts, and concurrent flows share the link max-min fairly in the engine.
 #include "comm/collectives.hpp"
-#include "comm/expert_dispatch.hpp"
+#include "comm/dispatcher_registry.hpp"
 #include "comm/fabric.hpp"
 #include "kernels/device_rates.hpp"
 
@@ -24,7 +24,7 @@ class CommCostModel {
   // `nvlink_Bps` and `nic_Bps`: per GPU, one direction (all NICs of the GPU together); the same capacities the
   // step's network links get.
   // `large_domain`: the system's NVLink domain is a multi-node rack (> 8 GPUs, NVL72): EP libraries are then
-  // calibrated on their GB200 MNNVL measurements (src/comm/calibration.hpp).
+  // calibrated on their GB200 MNNVL measurements (src/comm/measured_efficiency.hpp).
   CommCostModel(kernels::Arch arch, double nvlink_Bps, double nic_Bps, bool large_domain);
 
   // An NCCL collective (ring / tree / NVLS / direct all-to-all / send-recv) of comm::CollectiveSpec's size convention.
@@ -33,8 +33,8 @@ class CommCostModel {
   // all-reduce; NVLS for all-reduce and all-gather inside one NVSwitch domain), as NCCL's tuner picks the
   // algorithm with the lowest predicted time (tuning.cc [S21]). `bytes` in comm::CollectiveSpec's convention.
   LinkDemand nccl(comm::Collective op, const comm::GroupShape& group, double bytes) const;
-  // One phase of an EP token exchange with `d`'s byte accounting and measured efficiency.
-  LinkDemand dispatch(comm::Dispatcher d, const comm::DispatchProblem& p, comm::Phase phase) const;
+  // One phase of an EP token exchange with `d`'s byte accounting, measured efficiency and SMs.
+  LinkDemand dispatch(const comm::ExpertDispatcher& d, const comm::DispatchProblem& p, comm::Phase phase) const;
 
   const comm::Fabric& fabric() const { return fabric_; }
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "comm/expert_dispatch.hpp"
+#include "comm/dispatcher_registry.hpp"
 #include "kernels/kernel.hpp"
 #include "model/flops.hpp"
 
@@ -89,6 +89,12 @@ class Costing {
     if (bytes <= 0) return {};
     kernels::MemoryBound mb{bytes, name};
     return {ctx_.kernels.seconds(mb, ctx_.device), kernels, 0};
+  }
+  // A dispatcher's pass over `bytes` of token copies: its kernels, issued by its eager ops.
+  Block pass(double bytes, const comm::TokenPass& p) const {
+    Block b = internal(bytes, p.name.c_str(), p.kernels);
+    if (b.kernels > 0) b.host_s = p.host_ops * ctx_.host.torch_op_s;
+    return b;
   }
   Block cast(I elements) const { return internal(static_cast<double>(elements) * (kBf16 + 1.0), "quantize"); }
 
@@ -322,14 +328,8 @@ double expected_distinct_ranks(int num_experts, int top_k, int ep) {
   return comm::expected_distinct_buckets(comm::RoutingSpec{num_experts, top_k, 1, 1}, ep);
 }
 
-comm::Dispatcher to_comm(layout::Dispatcher d) {
-  switch (d) {
-    case layout::Dispatcher::alltoall: return comm::Dispatcher::alltoall;
-    case layout::Dispatcher::allgather: return comm::Dispatcher::allgather;
-    case layout::Dispatcher::deepep: return comm::Dispatcher::deepep;
-    case layout::Dispatcher::hybridep: return comm::Dispatcher::hybridep;
-  }
-  return comm::Dispatcher::alltoall;
+std::reference_wrapper<const comm::ExpertDispatcher> to_comm(layout::Dispatcher d) {
+  return comm::expert_dispatcher(std::string(layout::to_string(d)));
 }
 
 LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::Layout& l, const CostContext& ctx,
@@ -357,28 +357,22 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     // Kernel count of the router: 31 after Megatron's router fusion (moe-modeling.md §7).
     c.pre_dispatch.fwd += k.mem(norm_bytes, "rmsnorm");
     c.pre_dispatch.fwd += k.torch_gemm(t_rank, E, h);
-    // Kernel counts (moe-modeling.md §7, GB200 blog §2.1.4/§2.2.1): the fused router is 31 kernels with its norm
-    // and GEMM; Megatron's all-to-all dispatcher adds its preprocess (~8 small kernels computing the splits) and a
-    // fused permute of 4 + a chunk sort of 2; DeepEP / HybridEP fuse router-side preprocess to 17 in all, and permute
-    // into local expert order after the exchange (2).
-    const bool flex = l.dispatcher == layout::Dispatcher::deepep || l.dispatcher == layout::Dispatcher::hybridep;
-    c.pre_dispatch.fwd += k.mem(static_cast<double>(t_rank) * E * 4 * 6, "router_topk", flex ? 15 : 29 + 8);
-    // Token copies in and out of expert order, each one pass over the routed tokens (read + write). All-to-all:
-    // permute 1 (4 fused kernels) before the exchange, the chunk sort into local expert order (2) after it, its
-    // inverse (2) before the combine and unpermute 1 (1) after it. DeepEP / HybridEP: nothing before the
-    // exchange; permute into local expert order (2) after it and back (1) before the combine, which reduces.
-    // The sorts exist only with more than one local expert (Megatron token_dispatcher.py, moe_utils.py).
+    // The router's memory-bound kernels and the token passes around the exchange are the dispatcher's
+    // (comm::ExpertDispatcher::layer_work: its preprocess, permutes and sorts; kernel counts and sources there).
+    const I local_experts = std::max<I>(1, E / l.ep);
+    const comm::ExpertDispatcher& dispatcher = to_comm(l.dispatcher);
+    const comm::DispatcherLayerWork work = dispatcher.layer_work(static_cast<int>(local_experts));
+    c.pre_dispatch.fwd += k.mem(static_cast<double>(t_rank) * E * 4 * 6, "router_topk", work.router_kernels);
+    // Token copies in and out of expert order, each one pass over the routed tokens (read + write).
     // Token dropping scales every routed copy: at most C = ceil(factor x t_rank x top_k / E) per expert from each
     // rank (Megatron moe_utils get_capacity), exactly C when padded. Balanced routing loses nothing at factor >= 1.
     const double routed = l.routed_copies_scale(t_rank, topk, E);
     const double token_copies = static_cast<double>(t_rank) * topk * h * kBf16 * 2 * routed;
-    const I local_experts = std::max<I>(1, E / l.ep);
-    const bool sorts = local_experts > 1;
-    if (!flex) c.pre_dispatch.fwd += k.mem(token_copies, "permute", 4);
+    for (const auto& pass : work.pre_dispatch_fwd) c.pre_dispatch.fwd += k.pass(token_copies, pass);
     c.pre_dispatch.dgrad += k.mem(norm_bytes * 1.5, "rmsnorm_bwd");
     c.pre_dispatch.dgrad += k.torch_gemm(t_rank, h, E);
     c.pre_dispatch.dgrad += k.mem(static_cast<double>(t_rank) * E * 4 * 6, "router_bwd", 8);
-    if (!flex) c.pre_dispatch.dgrad += k.mem(token_copies, "permute_bwd", 1);
+    for (const auto& pass : work.pre_dispatch_bwd) c.pre_dispatch.dgrad += k.pass(token_copies, pass);
     c.pre_dispatch.wgrad += k.torch_gemm(h, E, t_rank);
 
     // Balanced routing: every local expert gets t_rank * top_k * ep / E token copies (times the capacity scale)
@@ -420,18 +414,12 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     }
 
     // Expert-side copies: after the dispatch and before the combine, in the experts' blocks.
-    if (flex || sorts) {
-      c.experts.fwd += k.mem(expert_copies, "expert_permute", 2);
-      c.experts.fwd += k.mem(expert_copies, "expert_unpermute", flex ? 1 : 2);
-      c.experts.dgrad += k.mem(expert_copies, "expert_unpermute_bwd", flex ? 1 : 2);
-      c.experts.dgrad += k.mem(expert_copies, "expert_permute_bwd", 2);
-    }
+    for (const auto& pass : work.expert_fwd) c.experts.fwd += k.pass(expert_copies, pass);
+    for (const auto& pass : work.expert_bwd) c.experts.dgrad += k.pass(expert_copies, pass);
     // The ETP gather and its reduce-scatter: each GPU adds the (etp - 1) peers' routed copies (BF16).
     if (etp > 1) c.etp_bytes = token_copies / 2 * (etp - 1);
-    if (!flex) {
-      c.post_combine.fwd += k.mem(token_copies, "unpermute", 1);
-      c.post_combine.dgrad += k.mem(token_copies, "unpermute_bwd", 1);
-    }
+    for (const auto& pass : work.post_combine_fwd) c.post_combine.fwd += k.pass(token_copies, pass);
+    for (const auto& pass : work.post_combine_bwd) c.post_combine.dgrad += k.pass(token_copies, pass);
 
     if (m.moe.num_shared_experts > 0) {
       const I fs = m.moe.num_shared_experts * m.moe.shared_expert_ffn_hidden_size;
@@ -446,8 +434,8 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
       c.shared_tp_bwd_bytes = kTpBackwardFactor * c.shared_tp_fwd_bytes;
     }
 
-    // EP volumes (moe-modeling.md §4.2), comm/'s accounting per dispatcher. Dispatch in BF16 except DeepEP with
-    // FP8 GEMMs (FP8 + one fp32 scale per 128 channels); NVIDIA's HybridEP recipes dispatch BF16. Combine is BF16.
+    // EP volumes (moe-modeling.md §4.2), comm/'s accounting per dispatcher, with its dispatch element size (DeepEP
+    // with FP8 GEMMs: FP8 + one fp32 scale per 128 channels; else BF16). Combine is BF16.
     // Routing is uniform over all experts: Megatron's force-balanced benchmarks do not apply a node limit.
     if (l.ep > 1) {
       auto& p = c.ep_problem;
@@ -455,12 +443,10 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
       p.routing = comm::RoutingSpec{static_cast<int>(E), static_cast<int>(topk), 1, 1};
       p.tokens_per_rank = static_cast<double>(t_rank) * routed;  // padded copies travel too; dropped ones do not
       p.hidden = static_cast<int>(h);
-      p.dispatch_bytes_per_element =
-          (l.dispatcher == layout::Dispatcher::deepep && l.precision != layout::Precision::bf16) ? 1.0 + 4.0 / 128.0
-                                                                                                 : kBf16;
+      p.dispatch_bytes_per_element = dispatcher.dispatch_bytes_per_element(l.precision != layout::Precision::bf16);
       p.combine_bytes_per_element = kBf16;
-      const auto d = comm::dispatch_volume(to_comm(l.dispatcher), p, comm::Phase::dispatch);
-      const auto k2 = comm::dispatch_volume(to_comm(l.dispatcher), p, comm::Phase::combine);
+      const auto d = dispatcher.volume(p, comm::Phase::dispatch);
+      const auto k2 = dispatcher.volume(p, comm::Phase::combine);
       c.ep_dispatch_bytes = d.scale_up + d.scale_out;
       c.ep_combine_bytes = k2.scale_up + k2.scale_out;
     }

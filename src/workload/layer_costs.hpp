@@ -6,8 +6,10 @@
 // Blocks follow Megatron's MoE layer split (moe-modeling.md §5.2): attention (norm, projections, core
 // attention, output projection), pre-dispatch (norm, router, top-k, permute), experts (grouped GEMM fc1,
 // activation, fc2), shared experts, post-combine (unpermute, residual), or a dense MLP.
+#include <functional>
 #include <string>
 
+#include "comm/dispatcher_registry.hpp"
 #include "comm/expert_dispatch.hpp"
 #include "kernels/device_rates.hpp"
 #include "kernels/kernel_cost_model.hpp"
@@ -108,8 +110,9 @@ BlockCost output_cost(const model::ModelSpec& spec, const layout::Layout& layout
 // MTP extras beyond its transformer layer: the eh-projection (2h -> h), its norms, and one more output head.
 BlockCost mtp_extra_cost(const model::ModelSpec& spec, const layout::Layout& layout, const CostContext& ctx);
 
-// The comm/ dispatcher for a layout's dispatcher name.
-comm::Dispatcher to_comm(layout::Dispatcher d);
+// The comm/ dispatcher a layout names: a lookup of the layout's dispatcher name in comm/'s registry (ConfigError
+// if comm/ has none by that name). A reference_wrapper so that callers may hold it by value.
+std::reference_wrapper<const comm::ExpertDispatcher> to_comm(layout::Dispatcher d);
 
 
 // Expected number of distinct EP ranks a token's top_k experts live on, under uniform routing:

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "comm/calibration.hpp"
+#include "comm/measured_efficiency.hpp"
 #include "comm/collectives.hpp"
 #include "core/error.hpp"
 

@@ -1,7 +1,8 @@
 #include <doctest/doctest.h>
 
-#include "comm/calibration.hpp"
+#include "comm/dispatcher_registry.hpp"
 #include "comm/expert_dispatch.hpp"
+#include "comm/measured_efficiency.hpp"
 #include "core/error.hpp"
 
 using namespace moesim;
@@ -47,12 +48,13 @@ TEST_CASE("dispatch volumes for DeepSeek-V3 EP64 on 8 nodes match ep_volume.py (
   DispatchProblem p = deepseek_ep64();
   p.combine_bytes_per_element = 2;
   const double MiB = 1024.0 * 1024.0;
-  const auto nccl = dispatch_volume(Dispatcher::alltoall, p, Phase::dispatch);
+  const auto& alltoall = expert_dispatcher("alltoall");
+  const auto nccl = alltoall.volume(p, Phase::dispatch);
   CHECK((nccl.scale_up + nccl.scale_out) / MiB == doctest::Approx(227.4).epsilon(0.0005));
-  const auto nccl_c = dispatch_volume(Dispatcher::alltoall, p, Phase::combine);
+  const auto nccl_c = alltoall.volume(p, Phase::combine);
   CHECK((nccl_c.scale_up + nccl_c.scale_out) / MiB == doctest::Approx(441.0).epsilon(0.0005));
   CHECK(nccl.scale_out / (nccl.scale_up + nccl.scale_out) == doctest::Approx((1 - 8.0 / 64) / (1 - 1.0 / 64)));
-  const auto deepep = dispatch_volume(Dispatcher::deepep, p, Phase::dispatch);
+  const auto deepep = expert_dispatcher("deepep").volume(p, Phase::dispatch);
   CHECK(deepep.logical_scale_up / MiB == doctest::Approx(212.5).epsilon(0.001));
   CHECK(deepep.scale_out / MiB == doctest::Approx(91.7).epsilon(0.001));
   CHECK(deepep.scale_up == doctest::Approx(deepep.logical_scale_up * 7 / 8));
@@ -63,36 +65,108 @@ TEST_CASE("dispatch volumes for DeepSeek-V3 EP64 on 8 nodes match ep_volume.py (
 TEST_CASE("dispatcher costs: hierarchical dedup beats NCCL all-to-all across nodes; allgather is a ring") {
   const Fabric f = builtin_fabric(kernels::Arch::hopper, 450e9, 50e9);
   DispatchProblem p = deepseek_ep64();
-  const double a2a = dispatch_cost(Dispatcher::alltoall, p, Phase::dispatch, f).seconds;
-  const double deepep = dispatch_cost(Dispatcher::deepep, p, Phase::dispatch, f).seconds;
+  const auto& deepep_d = expert_dispatcher("deepep");
+  const double a2a = expert_dispatcher("alltoall").cost(p, Phase::dispatch, f).seconds;
+  const double deepep = deepep_d.cost(p, Phase::dispatch, f).seconds;
   CHECK(deepep < a2a);
   // BF16 combine costs more than FP8 dispatch.
-  CHECK(dispatch_cost(Dispatcher::deepep, p, Phase::combine, f).seconds > deepep);
-  const auto ag = dispatch_cost(Dispatcher::allgather, p, Phase::dispatch, f);
+  CHECK(deepep_d.cost(p, Phase::combine, f).seconds > deepep);
+  const auto ag = expert_dispatcher("allgather").cost(p, Phase::dispatch, f);
   const auto ring = collective_cost(
       {Collective::all_gather, Algorithm::ring, p.ep, 64 * 4096 * 7168 * p.dispatch_bytes_per_element}, f);
   CHECK(ag.seconds == doctest::Approx(ring.seconds));
   // More tokens never faster.
   DispatchProblem more = p;
   more.tokens_per_rank *= 2;
-  for (auto d : {Dispatcher::alltoall, Dispatcher::allgather, Dispatcher::deepep, Dispatcher::hybridep})
-    CHECK(dispatch_cost(d, more, Phase::dispatch, f).seconds > dispatch_cost(d, p, Phase::dispatch, f).seconds);
+  for (const auto& name : dispatcher_names()) {
+    const auto& d = expert_dispatcher(name);
+    CHECK(d.cost(more, Phase::dispatch, f).seconds > d.cost(p, Phase::dispatch, f).seconds);
+  }
 }
 
 TEST_CASE("communication kernels' SMs name their source") {
-  CHECK(comm_kernel_sms(Dispatcher::deepep, kernels::Arch::blackwell, false).sms == 24);
-  CHECK(comm_kernel_sms(Dispatcher::hybridep, kernels::Arch::blackwell, false).sms == 16);
-  CHECK(comm_kernel_sms(Dispatcher::hybridep, kernels::Arch::blackwell, false, true).sms == 32);  // CM020, NVL72
-  CHECK(comm_kernel_sms(Dispatcher::hybridep, kernels::Arch::blackwell, true, true).sms == 8);    // over RDMA
-  CHECK(comm_kernel_sms(Dispatcher::hybridep, kernels::Arch::hopper, true).sms == 8);
-  CHECK(comm_kernel_sms(Dispatcher::alltoall, kernels::Arch::hopper, false).source.rfind("assumption", 0) == 0);
-  CHECK(parse_dispatcher("deepep") == Dispatcher::deepep);
+  const auto& deepep = expert_dispatcher("deepep");
+  const auto& hybridep = expert_dispatcher("hybridep");
+  CHECK(deepep.kernel_sms(kernels::Arch::blackwell, false).sms == 24);
+  CHECK(deepep.kernel_sms(kernels::Arch::blackwell, true).sms == 12);
+  CHECK(hybridep.kernel_sms(kernels::Arch::blackwell, false).sms == 16);
+  CHECK(hybridep.kernel_sms(kernels::Arch::blackwell, false, true).sms == 32);  // CM020, NVL72
+  CHECK(hybridep.kernel_sms(kernels::Arch::blackwell, true, true).sms == 8);    // over RDMA
+  CHECK(hybridep.kernel_sms(kernels::Arch::hopper, true).sms == 8);
+  CHECK(expert_dispatcher("alltoall").kernel_sms(kernels::Arch::hopper, false).source.rfind("assumption", 0) == 0);
+  CHECK(expert_dispatcher("allgather").kernel_sms(kernels::Arch::hopper, true).sms == nccl_kernel_sms().sms);
+}
+
+TEST_CASE("the registry holds the four dispatchers by name; an unknown name is a did-you-mean error") {
+  CHECK(dispatcher_names() == std::vector<std::string>{"allgather", "alltoall", "deepep", "hybridep"});
+  for (const auto& name : dispatcher_names()) CHECK(expert_dispatcher(name).name() == name);
+  CHECK(&expert_dispatcher("deepep") == &expert_dispatcher("deepep"));  // made once, shared
   try {
-    parse_dispatcher("deep_ep");
+    expert_dispatcher("deep_ep");
     FAIL("expected ConfigError");
   } catch (const ConfigError& e) {
     CHECK(std::string(e.what()) ==
-          "<input>: unknown dispatcher \"deep_ep\" (did you mean \"deepep\"?); known: alltoall, allgather, deepep, "
+          "<input>: unknown dispatcher \"deep_ep\" (did you mean \"deepep\"?); known: allgather, alltoall, deepep, "
           "hybridep");
+  }
+}
+
+// Hand-derived per-dispatcher volumes on a small problem: EP16 over two 8-GPU domains, 100 tokens per rank,
+// hidden 10, BF16 (row = 100 x 10 x 2 = 2000 bytes), top-2 of 16 experts (one per rank), uniform routing.
+TEST_CASE("per-dispatcher volumes equal their hand-derived byte accounting") {
+  DispatchProblem p;
+  p.ep = {16, 8};
+  p.routing = {16, 2, 1, 1};
+  p.tokens_per_rank = 100;
+  p.hidden = 10;
+  const double row = 2000;
+  // alltoall: k copies of every row; 7 of 16 stay in the domain (not the own rank), 8 of 16 cross.
+  const auto a2a = expert_dispatcher("alltoall").volume(p, Phase::dispatch);
+  CHECK(a2a.scale_up == doctest::Approx(2 * row * 7 / 16));
+  CHECK(a2a.scale_out == doctest::Approx(2 * row * 8 / 16));
+  CHECK(a2a.logical_scale_up == doctest::Approx(2 * row * 8 / 16));
+  // allgather: a ring all-gather of the group's 16 rows; the crossing share (2 domains of 16 ranks) on the NIC.
+  const auto ag = expert_dispatcher("allgather").volume(p, Phase::dispatch);
+  const WireBytes ring = wire_bytes({Collective::all_gather, Algorithm::ring, p.ep, 16 * row});
+  CHECK(ag.scale_up == doctest::Approx(ring.scale_up));
+  CHECK(ag.scale_out == doctest::Approx(ring.scale_out));
+  CHECK(ag.scale_up + ag.scale_out == doctest::Approx(15 * row));
+  // deepep / hybridep: one copy per distinct rank (E[ranks] = 16 (1 - C(15,2)/C(16,2)) = 2), all but the own one's
+  // 1/8 over NVLink; one per distinct domain (E = 2 (1 - C(8,2)/C(16,2)) = 23/15), half of them over RDMA.
+  for (const char* name : {"deepep", "hybridep"}) {
+    CAPTURE(name);
+    const auto v = expert_dispatcher(name).volume(p, Phase::dispatch);
+    CHECK(v.logical_scale_up == doctest::Approx(2 * row));
+    CHECK(v.scale_up == doctest::Approx(2 * row * 7 / 8));
+    CHECK(v.logical_scale_out == doctest::Approx(row * 23 / 15));
+    CHECK(v.scale_out == doctest::Approx(row * 23 / 15 / 2));
+  }
+  // The combine mirrors the dispatch at its own element size; DeepEP dispatches FP8 with scales under FP8 GEMMs.
+  p.combine_bytes_per_element = 4;
+  CHECK(expert_dispatcher("alltoall").volume(p, Phase::combine).scale_out == doctest::Approx(2 * a2a.scale_out));
+  CHECK(expert_dispatcher("deepep").dispatch_bytes_per_element(true) == 1 + 4.0 / 128);
+  CHECK(expert_dispatcher("deepep").dispatch_bytes_per_element(false) == 2);
+  CHECK(expert_dispatcher("hybridep").dispatch_bytes_per_element(true) == 2);
+}
+
+TEST_CASE("the layer work each dispatcher adds: NCCL dispatchers permute around the exchange, DeepEP/HybridEP after") {
+  const auto a2a = expert_dispatcher("alltoall").layer_work(4);
+  CHECK(a2a.router_kernels == 37);
+  REQUIRE(a2a.pre_dispatch_fwd.size() == 1);
+  CHECK(a2a.pre_dispatch_fwd[0].name == "permute");
+  CHECK(a2a.pre_dispatch_fwd[0].kernels == 4);
+  CHECK(a2a.expert_fwd.size() == 2);
+  CHECK(a2a.post_combine_fwd.size() == 1);
+  // One local expert: no sort into local expert order.
+  CHECK(expert_dispatcher("alltoall").layer_work(1).expert_fwd.empty());
+  CHECK(expert_dispatcher("allgather").layer_work(1).pre_dispatch_fwd.size() == 1);
+  for (const char* name : {"deepep", "hybridep"}) {
+    CAPTURE(name);
+    const auto w = expert_dispatcher(name).layer_work(1);
+    CHECK(w.router_kernels == 15);
+    CHECK(w.pre_dispatch_fwd.empty());
+    CHECK(w.post_combine_fwd.empty());
+    REQUIRE(w.expert_fwd.size() == 2);
+    CHECK(w.expert_fwd[1].kernels == 1);  // the unpermute before the combine, which reduces
   }
 }

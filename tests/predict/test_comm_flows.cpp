@@ -2,7 +2,7 @@
 // the engine (flows on the GPU's NVLink port and NIC) lasts exactly comm/'s closed-form time.
 #include <doctest/doctest.h>
 
-#include "comm/calibration.hpp"
+#include "comm/measured_efficiency.hpp"
 #include "engine/simulator.hpp"
 #include "workload/comm_costs.hpp"
 #include "workload/op_graph.hpp"
@@ -58,7 +58,7 @@ TEST_CASE("an uncontended collective in the engine lasts comm/'s closed-form tim
   p.routing = {256, 8, 1, 1};
   p.tokens_per_rank = 4096;
   p.hidden = 7168;
-  const double expected = comm::dispatch_cost(comm::Dispatcher::hybridep, p, comm::Phase::dispatch, m.fabric()).seconds;
-  CHECK(play(m.dispatch(comm::Dispatcher::hybridep, p, comm::Phase::dispatch), up, out) ==
+  const double expected = comm::expert_dispatcher("hybridep").cost(p, comm::Phase::dispatch, m.fabric()).seconds;
+  CHECK(play(m.dispatch(comm::expert_dispatcher("hybridep"), p, comm::Phase::dispatch), up, out) ==
         doctest::Approx(expected).epsilon(1e-6));
 }

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "comm/calibration.hpp"
+#include "comm/measured_efficiency.hpp"
 #include "workload/comm_costs.hpp"
 
 namespace {

@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "comm/calibration.hpp"
+#include "comm/measured_efficiency.hpp"
 #include "comm/expert_dispatch.hpp"
 #include "kernels/kernel_cost_model.hpp"
 #include "kernels/roofline_model.hpp"
@@ -162,7 +162,7 @@ TEST_CASE("EP dispatch and combine bytes per dispatcher") {
     l.ep = 32;
     const auto four = f.costs(q, true, l, dev, 8);
     CHECK(four.ep_problem.ep.domains() == 4);
-    const auto v = comm::dispatch_volume(comm::Dispatcher::alltoall, four.ep_problem, comm::Phase::dispatch);
+    const auto v = comm::expert_dispatcher("alltoall").volume(four.ep_problem, comm::Phase::dispatch);
     CHECK(v.scale_out == doctest::Approx(T * k * h * 2 * 24.0 / 32.0).epsilon(1e-15));
     CHECK(v.scale_up == doctest::Approx(T * k * h * 2 * 7.0 / 32.0).epsilon(1e-15));
     // The total off this GPU does not depend on where the other ranks sit.
@@ -387,8 +387,8 @@ TEST_CASE("DeepSeek H800 trace anchor: DeepEP dispatch and combine per layer wit
   const auto& system = systems().system("hgx-h800");
   const auto fabric = comm::builtin_fabric(kernels::Arch::hopper, system.gpu.nvlink_Bps_per_direction,
                                            system.scale_out.nic.Bps_per_direction * system.scale_out.nics_per_gpu);
-  const auto d = comm::dispatch_cost(comm::Dispatcher::deepep, c.ep_problem, comm::Phase::dispatch, fabric);
-  const auto k = comm::dispatch_cost(comm::Dispatcher::deepep, c.ep_problem, comm::Phase::combine, fabric);
+  const auto d = comm::expert_dispatcher("deepep").cost(c.ep_problem, comm::Phase::dispatch, fabric);
+  const auto k = comm::expert_dispatcher("deepep").cost(c.ep_problem, comm::Phase::combine, fabric);
   CHECK(d.seconds >= 3.1e-3);
   CHECK(d.seconds <= 3.6e-3);
   CHECK(k.seconds >= 5.8e-3);

@@ -16,7 +16,7 @@
 #include "memory/model_facts.hpp"
 #include "model/model_loader.hpp"
 #include "topology/system_catalog.hpp"
-#include "comm/calibration.hpp"
+#include "comm/measured_efficiency.hpp"
 #include "workload/step_builder.hpp"
 
 namespace {

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
-#include "comm/calibration.hpp"
+#include "comm/dispatcher_registry.hpp"
+#include "comm/measured_efficiency.hpp"
 
 using namespace moesim;
 using namespace moesim::comm;
@@ -38,16 +39,18 @@ TEST_CASE("the achieved-bandwidth curves reproduce the busbw measurements they c
 
 TEST_CASE("the dispatcher factors reproduce the comm-microbench.csv rows they came from") {
   for (auto arch : {Arch::hopper, Arch::blackwell}) {
-    for (auto d : {Dispatcher::deepep, Dispatcher::hybridep}) {
+    for (const char* d : {"deepep", "hybridep"}) {
       for (bool rdma : {false, true}) {
         for (bool large : {false, true}) {
         if (large && rdma) continue;  // RDMA rows were measured between 8-GPU boxes
-        const DispatchMeasurement m = dispatcher_measurement(d, arch, rdma, large);
+        const auto row = expert_dispatcher(d).measurement(arch, rdma, large);
+        REQUIRE(row.has_value());
+        const DispatchMeasurement& m = *row;
         INFO(m.source);
         // NVLink rows run on their own NVLink (H800: 200 GB/s); RDMA rows on CX-7 with a wide NVLink.
         const Fabric f = builtin_fabric(arch, rdma ? 900e9 : m.link_Bps, rdma ? m.link_Bps : 50e9, large);
         for (Phase phase : {Phase::dispatch, Phase::combine}) {
-          const DispatchCost c = dispatch_cost(m.dispatcher, m.problem, phase, f);
+          const DispatchCost c = expert_dispatcher(m.dispatcher).cost(m.problem, phase, f);
           const double logical = rdma ? c.volume.logical_scale_out : c.volume.logical_scale_up;
           const double reported = phase == Phase::dispatch ? m.dispatch_Bps : m.combine_Bps;
           CHECK(logical / c.seconds == doctest::Approx(reported).epsilon(1e-9));
@@ -57,16 +60,25 @@ TEST_CASE("the dispatcher factors reproduce the comm-microbench.csv rows they ca
     }
   }
   // NVL72 racks use the GB200 EP32 rows; 8-GPU boxes the B200 / SM100 EP8 rows; Hopper has no large domain.
-  CHECK(dispatcher_measurement(Dispatcher::deepep, Arch::blackwell, false, true).source.find("CM029") != std::string::npos);
-  CHECK(dispatcher_measurement(Dispatcher::hybridep, Arch::blackwell, false, true).source.find("CM020") != std::string::npos);
-  CHECK(dispatcher_measurement(Dispatcher::hybridep, Arch::blackwell, false, false).source.find("CM028") != std::string::npos);
-  CHECK(dispatcher_measurement(Dispatcher::deepep, Arch::hopper, false, true).source.find("CM001") != std::string::npos);
+  const auto source = [](const char* d, Arch arch, bool large) {
+    return expert_dispatcher(d).measurement(arch, false, large)->source;
+  };
+  CHECK(source("deepep", Arch::blackwell, true).find("CM029") != std::string::npos);
+  CHECK(source("hybridep", Arch::blackwell, true).find("CM020") != std::string::npos);
+  CHECK(source("hybridep", Arch::blackwell, false).find("CM028") != std::string::npos);
+  CHECK(source("deepep", Arch::hopper, true).find("CM001") != std::string::npos);
+  // NCCL-based dispatchers have no rows of their own: NCCL's curves apply, and the fabric holds no factor for them.
+  CHECK_FALSE(expert_dispatcher("alltoall").measurement(Arch::hopper, false).has_value());
   // The community DeepEP port reached less on the rack than HybridEP did (the ladder's reason to switch).
   const Fabric rack = builtin_fabric(Arch::blackwell, 900e9, 50e9, true);
-  CHECK(rack.efficiency.deepep_scale_up.combine < rack.efficiency.hybridep_scale_up.combine);
+  CHECK(rack.efficiency.dispatcher("deepep").scale_up.combine < rack.efficiency.dispatcher("hybridep").scale_up.combine);
   // Physical efficiencies stay below the link (the logical figures do not: CM013 reports 90 GB/s on a 50 GB/s NIC).
   const Fabric b = builtin_fabric(Arch::blackwell, 900e9, 50e9);
-  CHECK(b.efficiency.deepep_scale_out.dispatch < 1.0);
-  CHECK(b.efficiency.deepep_scale_out.dispatch > 0.8);
-  CHECK(b.efficiency.hybridep_scale_up.dispatch < b.efficiency.hybridep_scale_up.combine);
+  const auto& deepep = b.efficiency.dispatcher("deepep");
+  CHECK(deepep.scale_out.dispatch < 1.0);
+  CHECK(deepep.scale_out.dispatch > 0.8);
+  const auto& hybridep = b.efficiency.dispatcher("hybridep");
+  CHECK(hybridep.scale_up.dispatch < hybridep.scale_up.combine);
+  CHECK(b.efficiency.dispatchers.count("alltoall") == 0);
+  CHECK(b.efficiency.dispatcher("alltoall").scale_up.dispatch == 1.0);
 }

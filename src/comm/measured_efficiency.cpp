@@ -1,5 +1,6 @@
-#include "comm/calibration.hpp"
+#include "comm/measured_efficiency.hpp"
 
+#include "comm/dispatcher_registry.hpp"
 #include "core/error.hpp"
 #include "kernels/device_rates.hpp"
 
@@ -13,9 +14,7 @@ constexpr double kGiB = 1024.0 * kMiB;
 constexpr double kGBps = 1e9;
 // Nominal per-GPU unidirectional bandwidths (hardware.md §2, §3).
 constexpr double kNvlink4 = 450 * kGBps;      // 18 x 25 GB/s [S6, S46]
-constexpr double kNvlink4H800 = 200 * kGBps;  // H800 NVLink, 200 GB/s/dir nominal [S7, S9]
 constexpr double kNvlink5 = 900 * kGBps;      // 18 x 50 GB/s [S46]
-constexpr double kCx7 = 50 * kGBps;           // ConnectX-7 400 Gb/s [S41]
 
 EfficiencyCurve flat(double efficiency, std::string source) {
   return EfficiencyCurve({{1.0, efficiency, std::move(source)}});
@@ -25,17 +24,6 @@ EfficiencyCurve curve_from(const std::vector<BusBwMeasurement>& ms, const Fabric
   std::vector<EfficiencyPoint> points;
   for (const auto& m : ms) points.push_back(derive_point(m, latencies));
   return EfficiencyCurve(std::move(points));
-}
-
-DispatchProblem problem(int ranks, int per_domain, double tokens, int experts, int groups, int selected) {
-  DispatchProblem p;
-  p.ep = {ranks, per_domain};
-  p.routing = {experts, 8, groups, selected};
-  p.tokens_per_rank = tokens;
-  p.hidden = 7168;
-  p.dispatch_bytes_per_element = kernels::bytes_per_element(kernels::DType::fp8_block);
-  p.combine_bytes_per_element = 2;
-  return p;
 }
 
 }  // namespace
@@ -89,58 +77,6 @@ std::vector<BusBwMeasurement> alltoall_scale_up_measurements(Arch arch) {
           {src + "256M: 620.3 GB/s", A2A, D, 8, 256 * kMiB, 620.3 * bus * kGBps, kNvlink5}};
 }
 
-DispatchMeasurement dispatcher_measurement(Dispatcher d, Arch arch, bool over_rdma, bool large_domain) {
-  const bool hopper = arch == Arch::hopper;
-  const std::string csv = "comm-microbench.csv ";
-  // Multi-node NVLink (an NVL72 rack): the EP group spans compute trays over NVSwitch, where both libraries reach
-  // less than inside an 8-GPU box. Measured at EP32 on GB200, as the GB200 recipes run.
-  if (large_domain && !hopper && !over_rdma) {
-    if (d == Dispatcher::deepep) {
-      // In-training figure of the GB200 DeepSeek-V3 runs (ladder step 3); assumption: BF16 dispatch (the CSV's
-      // "BF16?"), 4096 tokens per rank (MBS1 x 4096), 256 experts top-8 routed uniformly (force-balanced).
-      DispatchProblem p = problem(32, 32, 4096, 256, 1, 1);
-      p.dispatch_bytes_per_element = 2;
-      return {csv + "CM029 DeepEP (community PR #218) GB200 MNNVL EP32, 24 SMs: 400/190 GB/s in DeepSeek-V3 training",
-              d, p, false, 400 * kGBps, 190 * kGBps, kNvlink5};
-    }
-    if (d == Dispatcher::hybridep) {
-      // BF16 dispatch (the row's notes: 484.22 GB/s), as NVIDIA's HybridEP recipes dispatch; 8 local experts.
-      DispatchProblem p = problem(32, 32, 4096, 256, 1, 1);
-      p.dispatch_bytes_per_element = 2;
-      return {csv + "CM020 HybridEP GB200 MNNVL EP32, 32 SMs: BF16 dispatch 484.22 / combine 464.54 GB/s [S35]", d, p,
-              false, 484.22 * kGBps, 464.54 * kGBps, kNvlink5};
-    }
-  }
-  if (d == Dispatcher::deepep) {
-    // V1 rows use DeepSeek-V3 routing: 256 experts in 8 groups, top-4 groups, top-8 (the CSV notes).
-    if (hopper && !over_rdma)
-      return {csv + "CM001 DeepEP V1 H800 intranode EP8: 153/158 GB/s [S8]", d, problem(8, 8, 4096, 256, 8, 4), false,
-              153 * kGBps, 158 * kGBps, kNvlink4H800};
-    if (hopper)
-      return {csv + "CM004 DeepEP V1 H800 internode EP64: 51/50 GB/s RDMA [S8]", d, problem(64, 8, 4096, 256, 8, 4),
-              true, 51 * kGBps, 50 * kGBps, kCx7};
-    // V2 rows: 8K tokens, top-8; assumption: 256 experts (V3-like) routed uniformly (the README gives no routing).
-    if (!over_rdma)
-      return {csv + "CM015 DeepEP V2 SM100 NVLink EP8, 24 SMs: 643/675 GB/s [S8]", d, problem(8, 8, 8192, 256, 1, 1),
-              false, 643 * kGBps, 675 * kGBps, kNvlink5};
-    return {csv + "CM013 DeepEP V2 SM100 CX7 EP8x2: 90/91 GB/s [S8]", d, problem(16, 8, 8192, 256, 1, 1), true,
-            90 * kGBps, 91 * kGBps, kCx7};
-  }
-  if (d == Dispatcher::hybridep) {
-    // HybridEP rows: 4096 tokens, 8 local experts per rank, uniform random routing (CSV notes); assumption: the
-    // "algorithm bandwidth" uses DeepEP's logical byte accounting.
-    if (over_rdma)  // H100 IB rows; assumption: 8 GPUs per node; also used for Blackwell (no Blackwell IB row)
-      return {csv + "CM025 HybridEP H100 IB EP16, 8 SMs: 44.87/56.96 GB/s [S35]", d, problem(16, 8, 4096, 128, 1, 1),
-              true, 44.87 * kGBps, 56.96 * kGBps, kCx7};
-    if (hopper)  // assumption: no Hopper NVLink HybridEP row; DeepEP V1's H800 row stands in
-      return dispatcher_measurement(Dispatcher::deepep, arch, false, false);
-    // An 8-GPU NVLink box: the B200 row.
-    return {csv + "CM028 HybridEP B200 NVL8 EP8, 16 SMs: 409.71/530.86 GB/s [S35]", d, problem(8, 8, 4096, 64, 1, 1),
-            false, 409.71 * kGBps, 530.86 * kGBps, kNvlink5};
-  }
-  throw InternalError("no dispatcher measurement for " + to_string(d));
-}
-
 double measured_seconds(const BusBwMeasurement& m) {
   return m.message_bytes * busbw_factor(m.op, m.ranks) / m.busbw_Bps;
 }
@@ -173,7 +109,7 @@ DispatcherEfficiency derive_dispatcher_efficiency(const DispatchMeasurement& m, 
   DispatcherEfficiency e;
   e.source = m.source;
   for (Phase phase : {Phase::dispatch, Phase::combine}) {
-    const DispatchVolume v = dispatch_volume(m.dispatcher, m.problem, phase);
+    const DispatchVolume v = expert_dispatcher(m.dispatcher).volume(m.problem, phase);
     const double logical = m.over_rdma ? v.logical_scale_out : v.logical_scale_up;
     const double physical = m.over_rdma ? v.scale_out : v.scale_up;
     const double t = logical / (phase == Phase::dispatch ? m.dispatch_Bps : m.combine_Bps);
@@ -203,11 +139,14 @@ Fabric builtin_fabric(Arch arch, double scale_up_Bps, double scale_out_Bps, bool
     // an NVL72 rack.
     e.alltoall_scale_up = curve_from(alltoall_scale_up_measurements(a), lat);
   }
-  const bool big = large_domain;
-  e.deepep_scale_up = derive_dispatcher_efficiency(dispatcher_measurement(Dispatcher::deepep, a, false, big), lat);
-  e.deepep_scale_out = derive_dispatcher_efficiency(dispatcher_measurement(Dispatcher::deepep, a, true, big), lat);
-  e.hybridep_scale_up = derive_dispatcher_efficiency(dispatcher_measurement(Dispatcher::hybridep, a, false, big), lat);
-  e.hybridep_scale_out = derive_dispatcher_efficiency(dispatcher_measurement(Dispatcher::hybridep, a, true, big), lat);
+  for (const auto& name : dispatcher_names()) {
+    const ExpertDispatcher& d = expert_dispatcher(name);
+    const auto up = d.measurement(a, false, large_domain), out = d.measurement(a, true, large_domain);
+    if (!up && !out) continue;  // NCCL-based: NCCL's curves apply
+    DispatcherLinkEfficiency& de = e.dispatchers[name];
+    if (up) de.scale_up = derive_dispatcher_efficiency(*up, lat);
+    if (out) de.scale_out = derive_dispatcher_efficiency(*out, lat);
+  }
   return f;
 }
 

@@ -1,0 +1,60 @@
+// DeepEP (deepseek-ai/DeepEP): hierarchical dedup dispatch (dedup_dispatcher.hpp); FP8 dispatch with one FP32
+// scale per 128 channels when the experts' GEMMs run FP8. Efficiencies from its own benchmark rows.
+#include "comm/dispatchers/builtin.hpp"
+#include "comm/dispatchers/dedup_dispatcher.hpp"
+
+namespace moesim::comm::dispatchers {
+namespace {
+
+using kernels::Arch;
+
+class DeepEp final : public DedupDispatcher {
+ public:
+  std::string name() const override { return "deepep"; }
+
+  double dispatch_bytes_per_element(bool low_precision_gemms) const override {
+    return low_precision_gemms ? 1.0 + 4.0 / 128.0 : 2.0;
+  }
+
+  CommSms kernel_sms(Arch, bool multi_domain, bool) const override {
+    if (multi_domain) return {12, "comm-microbench.csv CM011/CM013: DeepEP V2 EP8x2 over RDMA with 12 SMs [S8]"};
+    return {24, "comm-microbench.csv CM015, CM022-CM024: DeepEP on NVLink/MNNVL with 24 SMs [S8, S35]"};
+  }
+
+  std::optional<DispatchMeasurement> measurement(Arch arch, bool over_rdma, bool large_domain) const override {
+    const bool hopper = arch == Arch::hopper;
+    const std::string csv = "comm-microbench.csv ";
+    const std::string d = name();
+    // Multi-node NVLink (an NVL72 rack): the EP group spans compute trays over NVSwitch, where DeepEP reaches less
+    // than inside an 8-GPU box. In-training figure of the GB200 DeepSeek-V3 runs (ladder step 3); assumption:
+    // BF16 dispatch (the CSV's "BF16?"), 4096 tokens per rank (MBS1 x 4096), 256 experts top-8 routed uniformly
+    // (force-balanced).
+    if (large_domain && !hopper && !over_rdma) {
+      DispatchProblem p = benchmark_problem(32, 32, 4096, 256, 1, 1);
+      p.dispatch_bytes_per_element = 2;
+      return DispatchMeasurement{
+          csv + "CM029 DeepEP (community PR #218) GB200 MNNVL EP32, 24 SMs: 400/190 GB/s in DeepSeek-V3 training", d,
+          p, false, 400 * kGBps, 190 * kGBps, kNvlink5};
+    }
+    // V1 rows use DeepSeek-V3 routing: 256 experts in 8 groups, top-4 groups, top-8 (the CSV notes).
+    if (hopper && !over_rdma)
+      return DispatchMeasurement{csv + "CM001 DeepEP V1 H800 intranode EP8: 153/158 GB/s [S8]", d,
+                                 benchmark_problem(8, 8, 4096, 256, 8, 4), false, 153 * kGBps, 158 * kGBps,
+                                 kNvlink4H800};
+    if (hopper)
+      return DispatchMeasurement{csv + "CM004 DeepEP V1 H800 internode EP64: 51/50 GB/s RDMA [S8]", d,
+                                 benchmark_problem(64, 8, 4096, 256, 8, 4), true, 51 * kGBps, 50 * kGBps, kCx7};
+    // V2 rows: 8K tokens, top-8; assumption: 256 experts (V3-like) routed uniformly (the README gives no routing).
+    if (!over_rdma)
+      return DispatchMeasurement{csv + "CM015 DeepEP V2 SM100 NVLink EP8, 24 SMs: 643/675 GB/s [S8]", d,
+                                 benchmark_problem(8, 8, 8192, 256, 1, 1), false, 643 * kGBps, 675 * kGBps, kNvlink5};
+    return DispatchMeasurement{csv + "CM013 DeepEP V2 SM100 CX7 EP8x2: 90/91 GB/s [S8]", d,
+                               benchmark_problem(16, 8, 8192, 256, 1, 1), true, 90 * kGBps, 91 * kGBps, kCx7};
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ExpertDispatcher> make_deepep() { return std::make_unique<DeepEp>(); }
+
+}  // namespace moesim::comm::dispatchers
