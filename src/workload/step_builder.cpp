@@ -13,6 +13,10 @@
 #include "workload/pipeline_schedule.hpp"
 
 namespace moesim::workload {
+// The builder writes the op-graph contract's types unqualified (they live in opgraph/, below workload/).
+using opgraph::Collective, opgraph::CollectiveId, opgraph::Flow, opgraph::LabelId, opgraph::LinkId, opgraph::Op;
+using opgraph::OpGraph, opgraph::OpId, opgraph::OpKind, opgraph::Phase, opgraph::RankId, opgraph::RankInfo;
+using opgraph::Stream, opgraph::kNoCollective;
 namespace {
 
 Picoseconds ps(double seconds) { return seconds_to_ps(seconds); }
