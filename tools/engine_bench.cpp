@@ -19,7 +19,7 @@
 #include "engine/simulator.hpp"
 
 using namespace moesim;
-using workload::LinkId;
+using opgraph::LinkId;
 
 namespace {
 
@@ -30,7 +30,7 @@ constexpr double kNvlinkBps = 450e9;
 constexpr double kNicBps = 50e9;
 
 struct Net {
-  workload::NetworkModel model;
+  opgraph::NetworkModel model;
   int gpus;
   LinkId nvl_out(int g) const { return 4 * g; }
   LinkId nvl_in(int g) const { return 4 * g + 1; }
@@ -85,8 +85,8 @@ void bench_solver(int ep) {
 
 void bench_simulator(int gpus, int layers, int microbatches, int ep) {
   const Net net = make_net(gpus);
-  workload::OpGraph g;
-  for (int r = 0; r < gpus; ++r) g.add_rank(workload::RankInfo{132, 1, "gpu" + std::to_string(r)});
+  opgraph::OpGraph g;
+  for (int r = 0; r < gpus; ++r) g.add_rank(opgraph::RankInfo{132, 1, "gpu" + std::to_string(r)});
   const auto cat_compute = g.category_id("compute");
   const auto cat_ep = g.category_id("ep");
   const auto cat_dp = g.category_id("dp");
@@ -94,12 +94,12 @@ void bench_simulator(int gpus, int layers, int microbatches, int ep) {
   const auto experts = g.name_id("experts");
   const auto a2a = g.name_id("a2a");
   const double a2a_bytes_per_peer = 4096.0 * 7168 * 2 * 8 / ep / ep;  // tokens*hidden*bf16*topk spread
-  std::vector<workload::OpId> last(static_cast<std::size_t>(gpus), -1);
+  std::vector<opgraph::OpId> last(static_cast<std::size_t>(gpus), -1);
 
-  auto compute = [&](int r, workload::LabelId name, Picoseconds d, int layer, int mb, workload::Phase ph) {
-    workload::Op o;
+  auto compute = [&](int r, opgraph::LabelId name, Picoseconds d, int layer, int mb, opgraph::Phase ph) {
+    opgraph::Op o;
     o.rank = r;
-    o.kind = workload::OpKind::compute;
+    o.kind = opgraph::OpKind::compute;
     o.name = name;
     o.category = cat_compute;
     o.layer = layer;
@@ -110,20 +110,20 @@ void bench_simulator(int gpus, int layers, int microbatches, int ep) {
     if (last[static_cast<std::size_t>(r)] >= 0) o.deps.push_back(last[static_cast<std::size_t>(r)]);
     last[static_cast<std::size_t>(r)] = g.add_op(o);
   };
-  auto all_to_all = [&](int layer, int mb, workload::Phase ph) {
+  auto all_to_all = [&](int layer, int mb, opgraph::Phase ph) {
     for (int base = 0; base < gpus; base += ep) {
-      workload::Collective c;
+      opgraph::Collective c;
       c.latency = 10'000'000;
       c.sm_count = 20;
       for (int s = base; s < base + ep; ++s)
         for (int d = base; d < base + ep; ++d)
-          if (s != d) c.flows.push_back(workload::Flow{net.path(s, d), a2a_bytes_per_peer});
+          if (s != d) c.flows.push_back(opgraph::Flow{net.path(s, d), a2a_bytes_per_peer});
       const auto cid = g.add_collective(std::move(c));
       for (int r = base; r < base + ep; ++r) {
-        workload::Op o;
+        opgraph::Op o;
         o.rank = r;
-        o.stream = workload::Stream::ep_comm;
-        o.kind = workload::OpKind::collective;
+        o.stream = opgraph::Stream::ep_comm;
+        o.kind = opgraph::OpKind::collective;
         o.name = a2a;
         o.category = cat_ep;
         o.layer = layer;
@@ -138,30 +138,30 @@ void bench_simulator(int gpus, int layers, int microbatches, int ep) {
   };
   for (int mb = 0; mb < microbatches; ++mb) {
     for (int l = 0; l < layers; ++l) {
-      for (int r = 0; r < gpus; ++r) compute(r, attn, 400'000'000, l, mb, workload::Phase::fwd);
-      all_to_all(l, mb, workload::Phase::fwd);
-      for (int r = 0; r < gpus; ++r) compute(r, experts, 900'000'000, l, mb, workload::Phase::fwd);
-      all_to_all(l, mb, workload::Phase::fwd);
+      for (int r = 0; r < gpus; ++r) compute(r, attn, 400'000'000, l, mb, opgraph::Phase::fwd);
+      all_to_all(l, mb, opgraph::Phase::fwd);
+      for (int r = 0; r < gpus; ++r) compute(r, experts, 900'000'000, l, mb, opgraph::Phase::fwd);
+      all_to_all(l, mb, opgraph::Phase::fwd);
     }
     for (int l = layers - 1; l >= 0; --l) {
-      all_to_all(l, mb, workload::Phase::bwd_dgrad);
-      for (int r = 0; r < gpus; ++r) compute(r, experts, 1'800'000'000, l, mb, workload::Phase::bwd_dgrad);
-      all_to_all(l, mb, workload::Phase::bwd_dgrad);
-      for (int r = 0; r < gpus; ++r) compute(r, attn, 800'000'000, l, mb, workload::Phase::bwd_dgrad);
+      all_to_all(l, mb, opgraph::Phase::bwd_dgrad);
+      for (int r = 0; r < gpus; ++r) compute(r, experts, 1'800'000'000, l, mb, opgraph::Phase::bwd_dgrad);
+      all_to_all(l, mb, opgraph::Phase::bwd_dgrad);
+      for (int r = 0; r < gpus; ++r) compute(r, attn, 800'000'000, l, mb, opgraph::Phase::bwd_dgrad);
     }
   }
   {
     // A ring all-reduce's traffic as one collective: each GPU sends 2(n-1)/n of 1 GB to its neighbour.
-    workload::Collective c;
+    opgraph::Collective c;
     c.sm_count = 8;
     for (int r = 0; r < gpus; ++r)
-      c.flows.push_back(workload::Flow{net.path(r, (r + 1) % gpus), 2.0 * (gpus - 1) / gpus * 1e9});
+      c.flows.push_back(opgraph::Flow{net.path(r, (r + 1) % gpus), 2.0 * (gpus - 1) / gpus * 1e9});
     const auto cid = g.add_collective(std::move(c));
     for (int r = 0; r < gpus; ++r) {
-      workload::Op o;
+      opgraph::Op o;
       o.rank = r;
-      o.stream = workload::Stream::dp_comm;
-      o.kind = workload::OpKind::collective;
+      o.stream = opgraph::Stream::dp_comm;
+      o.kind = opgraph::OpKind::collective;
       o.category = cat_dp;
       o.collective = cid;
       o.deps.push_back(last[static_cast<std::size_t>(r)]);
@@ -169,20 +169,20 @@ void bench_simulator(int gpus, int layers, int microbatches, int ep) {
     }
   }
   auto t0 = std::chrono::steady_clock::now();
-  g.validate(net.model);
-  const double validate_s = seconds_since(t0);
+  g.check_invariants(net.model);
+  const double check_s = seconds_since(t0);
   t0 = std::chrono::steady_clock::now();
   const auto result = engine::Simulator(engine::SimOptions{false}).run(g, net.model);
   const double run_s = seconds_since(t0);
   std::printf("simulator: %d GPUs, %d layers, %d micro-batches, EP%d: %zu ops, %zu collectives, %llu flows, "
-              "%llu events, %llu re-solves, max %llu active flows; step %.3f ms; validate %.3f s, run %.3f s "
+              "%llu events, %llu re-solves, max %llu active flows; step %.3f ms; invariants %.3f s, run %.3f s "
               "(%.2f us/op)\n",
               gpus, layers, microbatches, ep, g.ops().size(), g.collectives().size(),
               static_cast<unsigned long long>(result.stats.flows_started),
               static_cast<unsigned long long>(result.stats.events),
               static_cast<unsigned long long>(result.stats.flow_resolves),
               static_cast<unsigned long long>(result.stats.max_active_flows), ps_to_seconds(result.makespan) * 1e3,
-              validate_s, run_s, run_s / static_cast<double>(g.ops().size()) * 1e6);
+              check_s, run_s, run_s / static_cast<double>(g.ops().size()) * 1e6);
 }
 
 }  // namespace

@@ -6,10 +6,10 @@
 
 namespace moesim::engine {
 
-using workload::OpKind;
-using workload::Stream;
+using opgraph::OpKind;
+using opgraph::Stream;
 
-void compute_breakdown(const workload::OpGraph& graph, SimResult& result) {
+void compute_breakdown(const opgraph::OpGraph& graph, SimResult& result) {
   const auto& ops = graph.ops();
   const std::size_t n_ranks = graph.rank_count();
   const std::size_t n_categories = graph.categories().size();
@@ -18,7 +18,7 @@ void compute_breakdown(const workload::OpGraph& graph, SimResult& result) {
   std::vector<std::size_t> offset(n_ranks + 1, 0);
   for (const auto& o : ops) ++offset[static_cast<std::size_t>(o.rank) + 1];
   for (std::size_t r = 0; r < n_ranks; ++r) offset[r + 1] += offset[r];
-  std::vector<workload::OpId> by_rank(ops.size());
+  std::vector<opgraph::OpId> by_rank(ops.size());
   {
     std::vector<std::size_t> fill(offset.begin(), offset.end() - 1);
     for (const auto& o : ops) by_rank[fill[static_cast<std::size_t>(o.rank)]++] = o.id;
@@ -26,7 +26,7 @@ void compute_breakdown(const workload::OpGraph& graph, SimResult& result) {
 
   result.ranks.assign(n_ranks, RankTimes{});
   std::vector<Interval> compute, comm, gpu, host, one;
-  std::vector<std::pair<workload::LabelId, Interval>> by_category;
+  std::vector<std::pair<opgraph::LabelId, Interval>> by_category;
   for (std::size_t r = 0; r < n_ranks; ++r) {
     compute.clear();
     comm.clear();
@@ -60,7 +60,7 @@ void compute_breakdown(const workload::OpGraph& graph, SimResult& result) {
     std::stable_sort(by_category.begin(), by_category.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     for (std::size_t i = 0; i < by_category.size();) {
-      const workload::LabelId cat = by_category[i].first;
+      const opgraph::LabelId cat = by_category[i].first;
       one.clear();
       for (; i < by_category.size() && by_category[i].first == cat; ++i) one.push_back(by_category[i].second);
       normalize(one);

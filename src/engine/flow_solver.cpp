@@ -7,7 +7,7 @@
 
 namespace moesim::engine {
 
-using workload::LinkId;
+using opgraph::LinkId;
 
 FlowSolver::FlowSolver(std::vector<double> link_capacity_Bps) : links_(link_capacity_Bps.size()),
                                                                 link_bytes_(link_capacity_Bps.size(), 0.0) {

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "core/units.hpp"
-#include "workload/op_graph.hpp"
+#include "opgraph/op_graph.hpp"
 
 namespace moesim::engine {
 
@@ -48,7 +48,7 @@ class FlowSolver {
 
   // Starts a flow at `now`; its rate is 0 until the next resolve(). A flow with no links or no bytes
   // completes at `now` (a local copy).
-  FlowId start(std::span<const workload::LinkId> path, double bytes, Picoseconds now);
+  FlowId start(std::span<const opgraph::LinkId> path, double bytes, Picoseconds now);
   // Re-solves the rates of the components touched since the last call and re-predicts their completions.
   void resolve(Picoseconds now);
   // Earliest predicted completion of an active flow, or kNever.
@@ -65,7 +65,7 @@ class FlowSolver {
 
  private:
   struct FlowState {
-    std::vector<workload::LinkId> path;
+    std::vector<opgraph::LinkId> path;
     std::vector<std::uint32_t> slot_in_link;  // index of this flow in links_[path[h]].active
     double remaining = 0.0;   // bytes left at last_update
     double delivered = 0.0;   // bytes moved up to last_update
@@ -92,23 +92,23 @@ class FlowSolver {
   void advance(FlowState& f, Picoseconds now);
   void predict(FlowId id, Picoseconds now);
   void detach(FlowId id);
-  void mark_dirty(workload::LinkId l);
-  void collect_component(workload::LinkId seed);
+  void mark_dirty(opgraph::LinkId l);
+  void collect_component(opgraph::LinkId seed);
   void progressive_filling();
 
   std::vector<LinkState> links_;
   std::vector<FlowState> flows_;
   std::vector<FlowId> free_slots_;
-  std::vector<workload::LinkId> dirty_;
+  std::vector<opgraph::LinkId> dirty_;
   std::priority_queue<Prediction, std::vector<Prediction>, std::greater<>> completions_;
   std::vector<double> link_bytes_;
   std::size_t active_count_ = 0;
   std::uint32_t epoch_ = 0;
   Stats stats_;
   // Scratch for resolve(), kept to avoid reallocation.
-  std::vector<workload::LinkId> comp_links_;
+  std::vector<opgraph::LinkId> comp_links_;
   std::vector<FlowId> comp_flows_;
-  std::vector<workload::LinkId> bfs_;
+  std::vector<opgraph::LinkId> bfs_;
 };
 
 }  // namespace moesim::engine

@@ -10,13 +10,13 @@
 
 namespace moesim::engine {
 
-using workload::CollectiveId;
-using workload::kGpuStreamCount;
-using workload::Op;
-using workload::OpId;
-using workload::OpKind;
-using workload::RankId;
-using workload::Stream;
+using opgraph::CollectiveId;
+using opgraph::kGpuStreamCount;
+using opgraph::Op;
+using opgraph::OpId;
+using opgraph::OpKind;
+using opgraph::RankId;
+using opgraph::Stream;
 
 namespace {
 
@@ -25,7 +25,7 @@ Picoseconds ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 // One run: all mutable state of a simulation, so Simulator itself stays const and re-entrant.
 class Run {
  public:
-  Run(const workload::OpGraph& graph, const workload::NetworkModel& network)
+  Run(const opgraph::OpGraph& graph, const opgraph::NetworkModel& network)
       : g_(graph), ops_(graph.ops()), solver_(network.link_capacity_Bps) {}
 
   SimResult play();
@@ -76,7 +76,7 @@ class Run {
   void flows_completed();
   [[noreturn]] void report_deadlock(std::size_t finished);
 
-  const workload::OpGraph& g_;
+  const opgraph::OpGraph& g_;
   const std::vector<Op>& ops_;
   FlowSolver solver_;
   EventQueue<Event> events_;
@@ -204,7 +204,7 @@ void Run::try_start(RankId r, Stream s) {
       break;
     }
     case OpKind::delay:
-    case OpKind::host_sync:  // (host_sync never sits on a GPU stream; validate() ensures it)
+    case OpKind::host_sync:  // (host_sync never sits on a GPU stream; check_invariants() ensures it)
       events_.push(now_ + o.duration, Event{EventType::op_end, static_cast<std::uint32_t>(id), op_version_[i]});
       break;
     case OpKind::collective: {
@@ -385,8 +385,8 @@ void Run::report_deadlock(std::size_t finished) {
 
 }  // namespace
 
-SimResult Simulator::run(const workload::OpGraph& graph, const workload::NetworkModel& network) const {
-  if (options_.validate) graph.validate(network);
+SimResult Simulator::run(const opgraph::OpGraph& graph, const opgraph::NetworkModel& network) const {
+  if (options_.check_invariants) graph.check_invariants(network);
   Run run(graph, network);
   return run.play();
 }

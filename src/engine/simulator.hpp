@@ -18,20 +18,20 @@
 //   has no flows), and so do all its member ops.
 // - delay ops take their fixed duration; nothing slows them.
 #include "engine/sim_result.hpp"
-#include "workload/op_graph.hpp"
+#include "opgraph/op_graph.hpp"
 
 namespace moesim::engine {
 
 struct SimOptions {
-  bool validate = true;  // run OpGraph::validate first (O(n)); a graph known valid may skip it
+  bool check_invariants = true;  // run OpGraph::check_invariants first (O(n)); a graph known sound may skip it
 };
 
 class Simulator {
  public:
   explicit Simulator(SimOptions options = {}) : options_(options) {}
-  // Throws InternalError if the graph is invalid (see OpGraph::validate) or, should validation have been
-  // skipped, if the run deadlocks (the message lists the blocked stream heads).
-  SimResult run(const workload::OpGraph& graph, const workload::NetworkModel& network) const;
+  // Throws InternalError if the graph breaks an invariant (see OpGraph::check_invariants) or, should that
+  // check have been skipped, if the run deadlocks (the message lists the blocked stream heads).
+  SimResult run(const opgraph::OpGraph& graph, const opgraph::NetworkModel& network) const;
 
  private:
   SimOptions options_;

@@ -43,11 +43,11 @@ namespace {
 // Intervals during which a GPU op of `rank` was held by the host: the op started the moment the host finished
 // launching it, later than both its stream's previous op and all its dependencies had finished. The
 // part of these intervals in which nothing ran on the GPU is the host share of the step.
-std::vector<engine::Interval> host_waits(const workload::OpGraph& g, const engine::SimResult& result, int rank) {
+std::vector<engine::Interval> host_waits(const opgraph::OpGraph& g, const engine::SimResult& result, int rank) {
   std::vector<engine::Interval> waits;
-  std::map<workload::Stream, Picoseconds> stream_free;
+  std::map<opgraph::Stream, Picoseconds> stream_free;
   for (const auto& op : g.ops()) {
-    if (op.rank != rank || op.stream == workload::Stream::host) continue;
+    if (op.rank != rank || op.stream == opgraph::Stream::host) continue;
     const auto& t = result.ops[static_cast<std::size_t>(op.id)];
     Picoseconds ready = stream_free[op.stream];
     for (const auto d : op.deps) ready = std::max(ready, result.ops[static_cast<std::size_t>(d)].end);
@@ -116,7 +116,7 @@ Prediction predict_step(const Case& c, const PredictOptions& options) {
     if (result->ranks[i].compute_busy > result->ranks[critical].compute_busy) critical = static_cast<int>(i);
   std::map<std::string, std::vector<engine::Interval>> by_cat;
   for (const auto& op : g.ops()) {
-    if (op.rank != critical || op.stream == workload::Stream::host) continue;
+    if (op.rank != critical || op.stream == opgraph::Stream::host) continue;
     const auto& t = result->ops[static_cast<std::size_t>(op.id)];
     if (t.end > t.start) by_cat[g.categories()[op.category]].push_back({t.start, t.end});
   }

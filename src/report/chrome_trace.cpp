@@ -7,7 +7,7 @@
 
 namespace moesim::report {
 
-void write_chrome_trace(std::ostream& out, const workload::OpGraph& graph, const engine::SimResult& result) {
+void write_chrome_trace(std::ostream& out, const opgraph::OpGraph& graph, const engine::SimResult& result) {
   // Streamed by hand (one event per line) so a 10^6-op trace does not build a giant JSON tree in memory.
   out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
   bool first = true;
@@ -18,10 +18,10 @@ void write_chrome_trace(std::ostream& out, const workload::OpGraph& graph, const
   for (std::size_t r = 0; r < graph.ranks().size(); ++r) {
     sep();
     out << nlohmann::json{{"ph", "M"}, {"name", "process_name"}, {"pid", r}, {"args", {{"name", graph.ranks()[r].name}}}}.dump();
-    for (int s = 0; s < workload::kStreamCount; ++s) {
+    for (int s = 0; s < opgraph::kStreamCount; ++s) {
       sep();
       out << nlohmann::json{{"ph", "M"}, {"name", "thread_name"}, {"pid", r}, {"tid", s},
-                            {"args", {{"name", std::string(workload::to_string(static_cast<workload::Stream>(s)))}}}}
+                            {"args", {{"name", std::string(opgraph::to_string(static_cast<opgraph::Stream>(s)))}}}}
                  .dump();
     }
   }
@@ -34,7 +34,7 @@ void write_chrome_trace(std::ostream& out, const workload::OpGraph& graph, const
     const auto& t = result.ops.at(static_cast<std::size_t>(op.id));
     if (t.start < 0) continue;
     sep();
-    nlohmann::json args = {{"phase", std::string(workload::to_string(op.phase))}};
+    nlohmann::json args = {{"phase", std::string(opgraph::to_string(op.phase))}};
     if (op.layer >= 0) args["layer"] = op.layer;
     if (op.microbatch >= 0) args["microbatch"] = op.microbatch;
     out << "{\"ph\":\"X\",\"name\":" << nlohmann::json(graph.names()[op.name]).dump()

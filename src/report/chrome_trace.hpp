@@ -4,10 +4,10 @@
 #include <iosfwd>
 
 #include "engine/sim_result.hpp"
-#include "workload/op_graph.hpp"
+#include "opgraph/op_graph.hpp"
 
 namespace moesim::report {
 
-void write_chrome_trace(std::ostream& out, const workload::OpGraph& graph, const engine::SimResult& result);
+void write_chrome_trace(std::ostream& out, const opgraph::OpGraph& graph, const engine::SimResult& result);
 
 }  // namespace moesim::report

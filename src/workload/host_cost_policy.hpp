@@ -9,7 +9,7 @@
 #include "layout/layout.hpp"
 #include "topology/system_spec.hpp"
 #include "workload/layer_costs.hpp"
-#include "workload/op_graph.hpp"
+#include "workload/op_graph_names.hpp"
 #include "workload/step_params.hpp"
 
 namespace moesim::workload {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "topology/system_spec.hpp"
-#include "workload/op_graph.hpp"
+#include "workload/op_graph_names.hpp"
 
 namespace moesim::workload {
 

@@ -8,7 +8,7 @@
 #include "workload/host_cost_policy.hpp"
 #include "workload/layer_costs.hpp"
 #include "workload/network_binding.hpp"
-#include "workload/op_graph.hpp"
+#include "workload/op_graph_names.hpp"
 #include "workload/step_context.hpp"
 #include "workload/step_params.hpp"
 

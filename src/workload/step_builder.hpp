@@ -20,8 +20,8 @@
 #include "layout/pipeline_layout.hpp"
 #include "memory/memory_model.hpp"
 #include "model/model_spec.hpp"
+#include "opgraph/op_graph.hpp"
 #include "topology/system_spec.hpp"
-#include "workload/op_graph.hpp"
 #include "workload/step_params.hpp"
 
 namespace moesim::workload {
@@ -39,8 +39,8 @@ struct StepInputs {
 };
 
 struct StepWorkload {
-  OpGraph graph;
-  NetworkModel network;
+  opgraph::OpGraph graph;
+  opgraph::NetworkModel network;
   int simulated_ranks = 0;
 };
 

@@ -12,7 +12,7 @@
 #include "workload/comm_costs.hpp"
 #include "workload/host_cost_policy.hpp"
 #include "workload/layer_costs.hpp"
-#include "workload/op_graph.hpp"
+#include "workload/op_graph_names.hpp"
 #include "workload/step_builder.hpp"
 
 namespace moesim::workload {

@@ -4,29 +4,29 @@
 #include <vector>
 
 #include "engine/simulator.hpp"
-#include "workload/op_graph.hpp"
+#include "opgraph/op_graph.hpp"
 
 namespace moesim::test {
 
-using workload::CollectiveId;
-using workload::LinkId;
-using workload::OpId;
-using workload::Stream;
+using opgraph::CollectiveId;
+using opgraph::LinkId;
+using opgraph::OpId;
+using opgraph::Stream;
 
 struct GraphBuilder {
-  workload::OpGraph g;
-  workload::NetworkModel net;
+  opgraph::OpGraph g;
+  opgraph::NetworkModel net;
 
   explicit GraphBuilder(int ranks, int sms = 100) {
-    for (int r = 0; r < ranks; ++r) g.add_rank(workload::RankInfo{sms, 1, "r" + std::to_string(r)});
+    for (int r = 0; r < ranks; ++r) g.add_rank(opgraph::RankInfo{sms, 1, "r" + std::to_string(r)});
   }
   LinkId link(double Bps) {
     net.link_capacity_Bps.push_back(Bps);
     return static_cast<LinkId>(net.link_capacity_Bps.size() - 1);
   }
-  OpId op(int rank, workload::OpKind kind, Stream stream, Picoseconds duration, std::vector<OpId> deps,
+  OpId op(int rank, opgraph::OpKind kind, Stream stream, Picoseconds duration, std::vector<OpId> deps,
           const std::string& category, Picoseconds launch = 0, const std::string& name = "") {
-    workload::Op o;
+    opgraph::Op o;
     o.rank = rank;
     o.kind = kind;
     o.stream = stream;
@@ -38,10 +38,10 @@ struct GraphBuilder {
     return g.add_op(o);
   }
   OpId compute(int rank, Picoseconds duration, std::vector<OpId> deps = {}, Picoseconds launch = 0) {
-    return op(rank, workload::OpKind::compute, Stream::compute, duration, std::move(deps), "compute", launch);
+    return op(rank, opgraph::OpKind::compute, Stream::compute, duration, std::move(deps), "compute", launch);
   }
-  CollectiveId collective(std::vector<workload::Flow> flows, Picoseconds latency = 0, int sms = 0) {
-    workload::Collective c;
+  CollectiveId collective(std::vector<opgraph::Flow> flows, Picoseconds latency = 0, int sms = 0) {
+    opgraph::Collective c;
     c.flows = std::move(flows);
     c.latency = latency;
     c.sm_count = sms;
@@ -49,9 +49,9 @@ struct GraphBuilder {
   }
   OpId member(int rank, CollectiveId c, std::vector<OpId> deps = {}, Stream stream = Stream::ep_comm,
               const std::string& category = "ep", Picoseconds launch = 0) {
-    workload::Op o;
+    opgraph::Op o;
     o.rank = rank;
-    o.kind = workload::OpKind::collective;
+    o.kind = opgraph::OpKind::collective;
     o.stream = stream;
     o.collective = c;
     o.deps = std::move(deps);

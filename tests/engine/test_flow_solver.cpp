@@ -6,7 +6,7 @@
 
 using namespace moesim;
 using engine::FlowSolver;
-using workload::LinkId;
+using opgraph::LinkId;
 
 namespace {
 std::vector<FlowSolver::Completed> drain(FlowSolver& s) {

@@ -11,7 +11,7 @@
 
 using namespace moesim;
 using test::GraphBuilder;
-using workload::OpId;
+using opgraph::OpId;
 
 namespace {
 

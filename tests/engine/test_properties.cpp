@@ -10,8 +10,8 @@
 
 using namespace moesim;
 using test::GraphBuilder;
-using workload::OpId;
-using workload::Stream;
+using opgraph::OpId;
+using opgraph::Stream;
 
 namespace {
 
@@ -41,13 +41,13 @@ GraphBuilder random_graph(std::uint64_t seed, int max_hops = 2, int ranks = 4, i
       for (int r = 0; r < ranks; ++r)
         issued[static_cast<std::size_t>(r)].push_back(b.compute(r, 1000 * uni(1, 50), deps_for(r), 100 * uni(0, 20)));
     } else {
-      std::vector<workload::Flow> flows;
+      std::vector<opgraph::Flow> flows;
       const int n_flows = uni(1, 5);
       for (int f = 0; f < n_flows; ++f) {
         const int first = uni(0, links - 1);
-        std::vector<workload::LinkId> path{first};
+        std::vector<opgraph::LinkId> path{first};
         if (max_hops > 1 && uni(0, 1) == 1) path.push_back((first + uni(1, links - 1)) % links);
-        flows.push_back(workload::Flow{path, 1e5 * uni(1, 40)});
+        flows.push_back(opgraph::Flow{path, 1e5 * uni(1, 40)});
       }
       const auto c = b.collective(flows, 100 * uni(0, 30), 4 * uni(0, 8));
       const Stream st = comm_streams[uni(0, 2)];
@@ -155,7 +155,7 @@ TEST_CASE("monotonicity: doubling a link's capacity or halving all compute never
       CHECK(m <= makespan);
       strictly_faster += m < makespan;
     }
-    workload::OpGraph halved;
+    opgraph::OpGraph halved;
     for (const auto& rank : base.g.ranks()) halved.add_rank(rank);
     for (const auto& cat : base.g.categories()) halved.category_id(cat);
     for (auto c : base.g.collectives()) {
@@ -163,7 +163,7 @@ TEST_CASE("monotonicity: doubling a link's capacity or halving all compute never
       halved.add_collective(c);
     }
     for (auto o : base.g.ops()) {
-      if (o.kind == workload::OpKind::compute) o.duration /= 2;
+      if (o.kind == opgraph::OpKind::compute) o.duration /= 2;
       halved.add_op(o);
     }
     const Picoseconds m = engine::Simulator().run(halved, base.net).makespan;

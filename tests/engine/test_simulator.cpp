@@ -5,8 +5,8 @@
 
 using namespace moesim;
 using test::GraphBuilder;
-using workload::OpKind;
-using workload::Stream;
+using opgraph::OpKind;
+using opgraph::Stream;
 
 // Capacities of 1e12 B/s are 1 byte per picosecond, so flow times below are exact integers.
 constexpr double kOneBytePerPs = 1e12;
@@ -65,7 +65,7 @@ TEST_CASE("compute slows by exactly (SMs - held)/SMs while a comm kernel holds S
   }
   SUBCASE("ops that do not share SMs are not slowed") {
     GraphBuilder b3(1, 100);
-    workload::Op o;
+    opgraph::Op o;
     o.duration = 1000;
     o.shares_sms = false;
     const auto id = b3.g.add_op(o);
@@ -127,7 +127,7 @@ TEST_CASE("host-bound: kernels shorter than their launch cost run at the host's 
     GraphBuilder g(1);
     g.op(0, OpKind::delay, Stream::host, 20'000, {}, "host", 0, "graph_launch");
     for (int i = 0; i < n; ++i) {
-      workload::Op o;
+      opgraph::Op o;
       o.duration = kernel;
       o.launch_cost = launch;
       o.graph_captured = true;
@@ -194,7 +194,7 @@ TEST_CASE("a rendezvous that can never complete is rejected before running") {
     CHECK(what.find("collective 0 (members: 0 3)") != std::string::npos);
     CHECK(what.find("collective 1 (members: 1 2)") != std::string::npos);
   }
-  SUBCASE("and the engine's own deadlock report names the blocked rendezvous when validation is skipped") {
+  SUBCASE("and the engine's own deadlock report names the blocked rendezvous when the invariant check is skipped") {
     try {
       engine::Simulator(engine::SimOptions{false}).run(b.g, b.net);
       FAIL("expected InternalError");

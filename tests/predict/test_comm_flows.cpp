@@ -4,8 +4,8 @@
 
 #include "comm/measured_efficiency.hpp"
 #include "engine/simulator.hpp"
+#include "opgraph/op_graph.hpp"
 #include "workload/comm_costs.hpp"
-#include "workload/op_graph.hpp"
 
 namespace {
 using namespace moesim;
@@ -13,19 +13,19 @@ using namespace moesim;
 // One rank with an NVLink port (link 0) and a NIC (link 1); one collective op of `d` on the EP stream, graph
 // captured so that no launch cost delays it. Returns its duration in seconds.
 double play(const workload::LinkDemand& d, double nvlink_Bps, double nic_Bps) {
-  workload::OpGraph g;
+  opgraph::OpGraph g;
   g.add_rank({132, 1, "r0"});
-  workload::NetworkModel net{{nvlink_Bps, nic_Bps}, {"r0.nvlink", "r0.nic"}};
-  workload::Collective c;
+  opgraph::NetworkModel net{{nvlink_Bps, nic_Bps}, {"r0.nvlink", "r0.nic"}};
+  opgraph::Collective c;
   if (d.nvlink_bytes > 0) c.flows.push_back({{0}, d.nvlink_bytes});
   if (d.nic_bytes > 0) c.flows.push_back({{1}, d.nic_bytes});
   c.latency = seconds_to_ps(d.latency_s);
   c.sm_count = d.sms;
   const auto cid = g.add_collective(std::move(c));
-  workload::Op op;
+  opgraph::Op op;
   op.rank = 0;
-  op.stream = workload::Stream::ep_comm;
-  op.kind = workload::OpKind::collective;
+  op.stream = opgraph::Stream::ep_comm;
+  op.kind = opgraph::OpKind::collective;
   op.collective = cid;
   op.name = g.name_id("x");
   op.category = g.category_id("ep");

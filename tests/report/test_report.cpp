@@ -76,30 +76,30 @@ TEST_CASE("to_table: the terminal summary") {
 }
 
 TEST_CASE("chrome trace: metadata per rank and stream, one X event per op that ran, with its labels") {
-  workload::OpGraph g;
+  opgraph::OpGraph g;
   g.add_rank({132, 1, "pp0"});
-  workload::NetworkModel net;
+  opgraph::NetworkModel net;
   net.link_capacity_Bps = {1e9};
-  workload::Op a;
+  opgraph::Op a;
   a.rank = 0;
   a.name = g.name_id("attention_fwd");
   a.category = g.category_id("compute");
   a.layer = 3;
   a.microbatch = 1;
-  a.phase = workload::Phase::fwd;
+  a.phase = opgraph::Phase::fwd;
   a.duration = 2'000'000;  // 2 us
   const auto ida = g.add_op(a);
-  workload::Collective c;
+  opgraph::Collective c;
   c.flows = {{{0}, 1000.0}};  // 1 us on the 1 GB/s link
   const auto cid = g.add_collective(c);
-  workload::Op b;
+  opgraph::Op b;
   b.rank = 0;
-  b.stream = workload::Stream::ep_comm;
-  b.kind = workload::OpKind::collective;
+  b.stream = opgraph::Stream::ep_comm;
+  b.kind = opgraph::OpKind::collective;
   b.collective = cid;
   b.name = g.name_id("ep \"dispatch\"");  // a name that needs escaping
   b.category = g.category_id("ep");
-  b.phase = workload::Phase::bwd_dgrad;
+  b.phase = opgraph::Phase::bwd_dgrad;
   b.deps = {ida};
   g.add_op(b);
   const auto result = engine::Simulator().run(g, net);
@@ -110,7 +110,7 @@ TEST_CASE("chrome trace: metadata per rank and stream, one X event per op that r
   const auto j = nlohmann::json::parse(text);
   CHECK(j["displayTimeUnit"] == "ms");
   const auto& ev = j["traceEvents"];
-  REQUIRE(ev.size() == 1 + workload::kStreamCount + 2);
+  REQUIRE(ev.size() == 1 + opgraph::kStreamCount + 2);
   CHECK(ev[0] == nlohmann::json{{"ph", "M"}, {"name", "process_name"}, {"pid", 0}, {"args", {{"name", "pp0"}}}});
   CHECK(ev[1]["args"]["name"] == "compute");
   CHECK(ev[6]["args"]["name"] == "host");

@@ -21,8 +21,8 @@
 
 namespace {
 using namespace moesim;
-using workload::OpKind;
-using workload::Stream;
+using opgraph::OpKind;
+using opgraph::Stream;
 
 const std::string kCases = std::string(MOESIM_FIXTURES_DIR) + "/predict/";
 
@@ -67,7 +67,7 @@ TEST_CASE("one simulated rank per pipeline stage, each with its NVLink port and 
   CHECK(b.w.network.link_names[3] == "pp1.nic");
   CHECK(b.w.network.link_capacity_Bps[0] == b.system.gpu.nvlink_Bps_per_direction);
   CHECK(b.w.network.link_capacity_Bps[1] == b.system.scale_out.nic.Bps_per_direction * b.system.scale_out.nics_per_gpu);
-  CHECK_NOTHROW(b.w.graph.validate(b.w.network));
+  CHECK_NOTHROW(b.w.graph.check_invariants(b.w.network));
 }
 
 TEST_CASE("op counts follow layers x micro-batches on each stage") {
@@ -125,7 +125,7 @@ TEST_CASE("FSDP without PP: each unit gathers before its forward and its backwar
   int checked = 0;
   for (const auto& op : ops) {
     if (names[op.name] != "attention_fwd" || op.microbatch != 2) continue;
-    std::vector<workload::OpId> todo(op.deps.begin(), op.deps.end());
+    std::vector<opgraph::OpId> todo(op.deps.begin(), op.deps.end());
     bool found = false;
     for (std::size_t i = 0; i < todo.size() && i < 200 && !found; ++i) {
       const auto& d = ops[static_cast<std::size_t>(todo[i])];
@@ -141,8 +141,8 @@ TEST_CASE("FSDP without PP: each unit gathers before its forward and its backwar
   // comes before that layer's attention.
   auto first = [&](const char* name, int layer, int mb) {
     for (const auto& op : ops)
-      if (names[op.name] == name && op.layer == layer && op.microbatch == mb && op.phase == workload::Phase::fwd) return op.id;
-    return workload::OpId{-1};
+      if (names[op.name] == name && op.layer == layer && op.microbatch == mb && op.phase == opgraph::Phase::fwd) return op.id;
+    return opgraph::OpId{-1};
   };
   for (int layer = 1; layer < 8; ++layer) {
     CAPTURE(layer);
@@ -151,7 +151,7 @@ TEST_CASE("FSDP without PP: each unit gathers before its forward and its backwar
     CHECK(gather < first("attention_fwd", layer - 1, 2));
   }
   // The optimizer waits for the step's last gradient reduce-scatter.
-  workload::OpId last_reduce = -1, optimizer = -1;
+  opgraph::OpId last_reduce = -1, optimizer = -1;
   for (const auto& op : ops) {
     if (names[op.name] == "fsdp_grad_reduce_scatter" || names[op.name] == "fsdp_expert_grad_reduce_scatter") last_reduce = op.id;
     if (names[op.name] == "optimizer_step") optimizer = op.id;
@@ -159,7 +159,7 @@ TEST_CASE("FSDP without PP: each unit gathers before its forward and its backwar
   REQUIRE(optimizer >= 0);
   const auto& deps = ops[static_cast<std::size_t>(optimizer)].deps;
   CHECK(std::find(deps.begin(), deps.end(), last_reduce) != deps.end());
-  CHECK_NOTHROW(b.w.graph.validate(b.w.network));
+  CHECK_NOTHROW(b.w.graph.check_invariants(b.w.network));
 
   // Paired forward and backward layers (A2A overlap) gather what the unpaired order gathers: with reshard after
   // forward each use finds its layer sharded; without it, forwards gather (the backward resharded) and backwards
@@ -172,7 +172,7 @@ TEST_CASE("FSDP without PP: each unit gathers before its forward and its backwar
   CHECK(paired.count(0, "fsdp_param_allgather") == 4 * (8 + 8 + 2 + 2));
   CHECK(paired.count(0, "fsdp_grad_reduce_scatter") == 4 * (8 + 2));
   CHECK(paired.count(0, "fsdp_expert_grad_reduce_scatter") == 4 * 7);
-  CHECK_NOTHROW(paired.w.graph.validate(paired.w.network));
+  CHECK_NOTHROW(paired.w.graph.check_invariants(paired.w.network));
   const Built kept("h100x8.json", "dgx-h100", [](layout::Layout& l) {
     l.fsdp = true;
     l.pp = 1;
@@ -180,7 +180,7 @@ TEST_CASE("FSDP without PP: each unit gathers before its forward and its backwar
     l.fsdp_reshard_after_forward = false;
   });
   CHECK(kept.count(0, "fsdp_param_allgather") == 4 * (8 + 2));
-  CHECK_NOTHROW(kept.w.graph.validate(kept.w.network));
+  CHECK_NOTHROW(kept.w.graph.check_invariants(kept.w.network));
 }
 
 TEST_CASE("FSDP with PP: the stage keeps its weights after a backward and reduce-scatters once per chunk") {
@@ -207,7 +207,7 @@ TEST_CASE("FSDP with PP: the stage keeps its weights after a backward and reduce
   });
   CHECK(kept.count(0, "fsdp_param_allgather") == 1 + 4);
   CHECK(kept.count(1, "fsdp_param_allgather") == 4 + 1);
-  CHECK_NOTHROW(kept.w.graph.validate(kept.w.network));
+  CHECK_NOTHROW(kept.w.graph.check_invariants(kept.w.network));
 }
 
 TEST_CASE("every op is labelled within the step's layers and micro-batches") {
@@ -223,7 +223,7 @@ TEST_CASE("every op is labelled within the step's layers and micro-batches") {
     CHECK((op.rank == 0 || op.rank == 1));
     if (op.kind == OpKind::compute) CHECK(op.duration >= 0);
   }
-  CHECK_NOTHROW(b.w.graph.validate(b.w.network));
+  CHECK_NOTHROW(b.w.graph.check_invariants(b.w.network));
 }
 
 TEST_CASE("an EP dispatch inside one NVLink domain is one NVLink flow of comm/'s time x link rate") {
@@ -239,7 +239,7 @@ TEST_CASE("an EP dispatch inside one NVLink domain is one NVLink flow of comm/'s
     if (b.w.graph.names()[op.name] != "ep_dispatch") continue;
     const auto& c = b.w.graph.collectives().at(static_cast<std::size_t>(op.collective));
     REQUIRE(c.flows.size() == 1);
-    CHECK(c.flows[0].path == std::vector<workload::LinkId>{2 * op.rank});  // the rank's NVLink port
+    CHECK(c.flows[0].path == std::vector<opgraph::LinkId>{2 * op.rank});  // the rank's NVLink port
     CHECK(c.flows[0].bytes == doctest::Approx(cc.bandwidth_s * 450e9).epsilon(1e-12));
     CHECK(c.flows[0].bytes == doctest::Approx(send * 3 / 4 / fabric.efficiency.alltoall_scale_up.at(send)).epsilon(1e-12));
     CHECK(c.latency == seconds_to_ps(cc.latency_s));
@@ -447,7 +447,7 @@ TEST_CASE("TP collectives: a dense layer's forward moves less than its backward;
   // would hide its time for good; a foreign one would stall another layer).
   const auto& ops = overlapped.w.graph.ops();
   const auto& names = overlapped.w.graph.names();
-  std::map<workload::OpId, int> joins;
+  std::map<opgraph::OpId, int> joins;
   for (const auto& op : ops) {
     if (names[op.name] != "wait") continue;
     for (auto d : op.deps) {
@@ -462,7 +462,7 @@ TEST_CASE("TP collectives: a dense layer's forward moves less than its backward;
   for (std::size_t i = 0; i < ops.size(); ++i)
     if (names[ops[i].name].find("_overlapped") != std::string::npos) {
       ++overlapped_ops;
-      CHECK(joins[static_cast<workload::OpId>(i)] == 1);
+      CHECK(joins[static_cast<opgraph::OpId>(i)] == 1);
     }
   CHECK(overlapped_ops > 0);
 }
@@ -490,8 +490,8 @@ TEST_CASE("ETP > 1 gathers and scatters the dispatched tokens around the experts
   // In order: each experts_fwd waits for its layer's gather, each scatter for its experts_fwd; the experts' dgrad
   // for the backward gather, and the experts' wgrad not for the backward scatter.
   const auto& g = two.w.graph;
-  auto name_of = [&](workload::OpId id) { return g.names()[g.ops()[static_cast<std::size_t>(id)].name]; };
-  auto depends_on = [&](const workload::Op& op, const char* name) {
+  auto name_of = [&](opgraph::OpId id) { return g.names()[g.ops()[static_cast<std::size_t>(id)].name]; };
+  auto depends_on = [&](const opgraph::Op& op, const char* name) {
     for (auto d : op.deps)
       if (name_of(d) == name) return true;
     return false;

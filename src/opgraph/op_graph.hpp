@@ -1,6 +1,6 @@
 #pragma once
 // OpGraph: the contract between the workload builder (which decides WHAT runs) and the engine (which decides
-// WHEN it runs). It is a plain, validated description of one training step:
+// WHEN it runs). It is a plain description, checked by check_invariants(), of one training step:
 //
 //   ranks        simulated GPUs 0..R-1, each with its SM count and the number of real GPUs it stands for;
 //   ops          work items on one stream of one rank, with dependencies on other ops (any rank);
@@ -11,7 +11,7 @@
 // Issue order. Op ids are issue order. On each rank the host (CPU launch thread) walks the rank's ops in id
 // order; each stream of a rank runs its ops in id order, one at a time, like a CUDA stream. So a builder adds
 // ops in the order the framework would launch them. Dependencies may point to any op (earlier or later, any
-// rank); cycles, counting stream order, host order and rendezvous, are rejected by validate().
+// rank); cycles, counting stream order, host order and rendezvous, are rejected by check_invariants().
 //
 // Host model. Every op on a GPU stream costs `launch_cost` on its rank's host thread before it can start,
 // unless `graph_captured` is set. A CUDA graph is expressed as one `delay` op on the host stream (the graph
@@ -36,7 +36,7 @@
 
 #include "core/units.hpp"
 
-namespace moesim::workload {
+namespace moesim::opgraph {
 
 using OpId = std::int32_t;          // index into OpGraph::ops(); also the issue order
 using RankId = std::int32_t;        // simulated GPU, 0..R-1
@@ -141,7 +141,7 @@ class OpGraph {
   // a dozen), e.g. dangling deps, a collective with two members on one rank, a link id outside `network`,
   // and cycles, where a cycle may run through deps, stream order, host order and rendezvous (it is reported
   // with the ops on it). O(ops + deps + flow hops).
-  void validate(const NetworkModel& network) const;
+  void check_invariants(const NetworkModel& network) const;
 
  private:
   std::vector<RankInfo> ranks_;
@@ -153,4 +153,4 @@ class OpGraph {
   std::unordered_map<std::string, LabelId> category_index_;
 };
 
-}  // namespace moesim::workload
+}  // namespace moesim::opgraph

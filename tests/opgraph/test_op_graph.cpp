@@ -3,10 +3,10 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "workload/op_graph.hpp"
+#include "opgraph/op_graph.hpp"
 
 using namespace moesim;
-using namespace moesim::workload;
+using namespace moesim::opgraph;
 
 namespace {
 
@@ -34,10 +34,10 @@ Op member_op(RankId rank, CollectiveId c, Stream s = Stream::ep_comm) {
   return o;
 }
 
-// The message of the InternalError that validate() throws ("" if it does not throw).
+// The message of the InternalError that check_invariants() throws ("" if it does not throw).
 std::string problems(const OpGraph& g, const NetworkModel& net = {}) {
   try {
-    g.validate(net);
+    g.check_invariants(net);
   } catch (const InternalError& e) {
     CHECK(e.code() == ExitCode::internal);
     return e.what();
@@ -71,7 +71,7 @@ TEST_CASE("labels are interned; ids follow insertion; collectives collect their 
   CHECK_THROWS_AS(g.add_op(member_op(0, 7)), InternalError);
 }
 
-TEST_CASE("validation reports every structural problem, with the op named") {
+TEST_CASE("the invariant check reports every structural problem, with the op named") {
   OpGraph g = two_ranks();
   NetworkModel net{{1e9, 0.0}, {}};
   g.add_op(compute_op(0, {5}));     // 0: dangling dep
@@ -99,7 +99,7 @@ TEST_CASE("validation reports every structural problem, with the op named") {
   CHECK(m.find("collective 0 flow 1 crosses a link twice") != std::string::npos);
 }
 
-TEST_CASE("validation shows a dozen problems and counts the rest") {
+TEST_CASE("the invariant check shows a dozen problems and counts the rest") {
   OpGraph g = two_ranks();
   for (int i = 0; i < 20; ++i) g.add_op(compute_op(0, {-1}));
   const std::string m = problems(g);

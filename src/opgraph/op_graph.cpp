@@ -1,4 +1,4 @@
-#include "workload/op_graph.hpp"
+#include "opgraph/op_graph.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include "core/error.hpp"
 
-namespace moesim::workload {
+namespace moesim::opgraph {
 
 std::string_view to_string(Stream stream) {
   switch (stream) {
@@ -134,7 +134,7 @@ class Problems {
 
 }  // namespace
 
-void OpGraph::validate(const NetworkModel& network) const {
+void OpGraph::check_invariants(const NetworkModel& network) const {
   Problems problems;
   const auto n_ops = ops_.size();
   const auto n_ranks = ranks_.size();
@@ -320,4 +320,4 @@ void OpGraph::validate(const NetworkModel& network) const {
   }
 }
 
-}  // namespace moesim::workload
+}  // namespace moesim::opgraph
