@@ -8,10 +8,10 @@
 #include "cli/context.hpp"
 #include "cli/opt_case.hpp"
 #include "core/units.hpp"
+#include "layout/feasibility.hpp"
 #include "layout/pipeline_layout.hpp"
-#include "layout/validate.hpp"
 #include "memory/memory_model.hpp"
-#include "memory/model_facts.hpp"
+#include "memory/model_facts_from_spec.hpp"
 
 namespace moesim::cli {
 
@@ -28,7 +28,7 @@ void add_memory_command(CLI::App& app, Context& ctx) {
     const predict::Case c = resolve_case(args->flags, ctx);
     model_params(args->flags.params);  // memory uses no general parameter, but a bad --param is still an error
     const auto facts = memory::model_facts(c.model);
-    layout::validate(c.layout, facts);
+    layout::check_feasibility(c.layout, facts);
     const auto est = memory::estimate_memory(c.model, c.layout, layout::assign_stages(c.layout, facts), c.system.gpu.usable_hbm_bytes());
     if (args->json) {
       nlohmann::ordered_json j;

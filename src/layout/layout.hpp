@@ -3,7 +3,7 @@
 //
 // Parallel sizes follow Megatron Core with MoE Parallel Folding (moe-modeling.md §3.1): the attention side
 // splits the world as tp x cp x dp x pp, the expert side as etp x ep x edp x pp, over the same ranks.
-// A Layout is plain data: it may hold sizes that do not divide; layout/validate.hpp says whether it can run.
+// A Layout is plain data: it may hold sizes that do not divide; layout/feasibility.hpp says whether it can run.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -150,7 +150,7 @@ struct Layout {
   // scaled by the fitted StepParams::unbound_host_factor.
   bool cpu_binding = true;
 
-  // Derived sizes. They truncate when sizes do not divide; validate() reports that case.
+  // Derived sizes. They truncate when sizes do not divide; check_feasibility() reports that case.
   int dp() const { return gpus / nonzero(tp * pp * cp); }     // attention data parallel
   int edp() const { return gpus / nonzero(etp * ep * pp); }   // expert data parallel
   int num_microbatches() const { return gbs / nonzero(mbs * dp()); }

@@ -199,7 +199,7 @@ Layout read_layout_fields(ObjectReader& r) {
     else if (auto d = fr.parsed<Dtype>(key, parse_dtype)) l.grad_reduce_dtype = *d;
   }
 
-  // pp_layout: syntax here; its fit to the model is validate()'s. It also supplies the default vpp.
+  // pp_layout: syntax here; its fit to the model is check_feasibility()'s. It also supplies the default vpp.
   std::optional<PipelineLayout> parsed_layout;
   if (const std::string key = fr.spelling("pp_layout"); !key.empty()) {
     l.pp_layout = r.string(key);

@@ -12,7 +12,7 @@
 // (no interleaving); recompute is recompute_granularity ("selective" | "full" | null) with recompute_modules
 // (array), recompute_method and recompute_num_layers; grad_reduce_in_bf16 is a boolean.
 // "source" and "notes" (strings) are accepted and ignored.
-// Only the syntax of pp_layout is checked here; whether it fits the model is validate()'s job (exit 3).
+// Only the syntax of pp_layout is checked here; whether it fits the model is check_feasibility()'s job (exit 3).
 #include <string>
 
 #include "config/document.hpp"

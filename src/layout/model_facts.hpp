@@ -1,6 +1,6 @@
 #pragma once
-// What layout validation needs to know about a model. The layout module does not depend on model/: the caller
-// fills this from its ModelSpec (see layout/validate.hpp).
+// What the layout feasibility check and the stage assignment need to know about a model. The layout module
+// does not depend on model/: the caller fills this from its ModelSpec (memory/model_facts_from_spec.hpp).
 namespace moesim::layout {
 
 struct ModelFacts {

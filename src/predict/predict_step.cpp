@@ -6,10 +6,10 @@
 #include "core/units.hpp"
 #include "engine/intervals.hpp"
 #include "engine/simulator.hpp"
+#include "layout/feasibility.hpp"
 #include "layout/pipeline_layout.hpp"
-#include "layout/validate.hpp"
 #include "memory/memory_model.hpp"
-#include "memory/model_facts.hpp"
+#include "memory/model_facts_from_spec.hpp"
 #include "topology/parts.hpp"
 
 namespace moesim::predict {
@@ -63,7 +63,7 @@ std::vector<engine::Interval> host_waits(const opgraph::OpGraph& g, const engine
 
 Prediction predict_step(const Case& c, const PredictOptions& options) {
   const auto facts = memory::model_facts(c.model);
-  layout::validate(c.layout, facts);
+  layout::check_feasibility(c.layout, facts);
   const auto stages = layout::assign_stages(c.layout, facts);
   const auto mem = memory::estimate_memory(c.model, c.layout, stages, c.system.gpu.usable_hbm_bytes());
   if (options.check_memory) memory::require_fit(mem);

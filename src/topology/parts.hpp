@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "topology/calibration.hpp"
+#include "topology/calibration_figures.hpp"
 
 namespace moesim::topology {
 
@@ -43,7 +43,7 @@ struct GpuSpec {
   std::optional<double> tdp_W;
   std::optional<double> sfu_exp_per_s;         // MUFU.EX2 exponentials per second (attention softmax)
   std::string notes;
-  Calibration calibration;                     // e.g. "gemm_mamf_bf16"
+  CalibrationFigures calibration;              // e.g. "gemm_mamf_bf16"
 
   // Dense peak for `dtype`; nullopt where the GPU has no datapath for it.
   std::optional<double> peak_flops(MathDtype dtype) const { return dense_flops[static_cast<std::size_t>(dtype)]; }
@@ -57,7 +57,7 @@ struct NicSpec {
   int ports = 1;
   double host_Bps_per_direction = 0;  // host interface (PCIe) per direction
   double latency_s = 0;               // one NIC traversal
-  Calibration calibration;            // e.g. "achievable"
+  CalibrationFigures calibration;     // e.g. "achievable"
 };
 
 enum class SwitchKind { nvswitch, infiniband, ethernet };
@@ -70,7 +70,7 @@ struct SwitchSpec {
   double port_Bps_per_direction = 0;
   double latency_s = 0;               // one traversal (port to port)
   bool in_network_reduction = false;  // NVLS / SHARP
-  Calibration calibration;
+  CalibrationFigures calibration;
 };
 
 }  // namespace moesim::topology

@@ -45,8 +45,8 @@ std::optional<int> integer_opt(ObjectReader& r, std::string_view key) {
 
 }  // namespace
 
-Calibration read_calibration(ObjectReader& parent) {
-  Calibration cal;
+CalibrationFigures read_calibration(ObjectReader& parent) {
+  CalibrationFigures cal;
   auto obj = parent.object_opt("calibration");
   if (!obj) return cal;
   const config::Json* raw = parent.raw("calibration");

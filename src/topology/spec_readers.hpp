@@ -9,7 +9,7 @@
 namespace moesim::topology::detail {
 
 // The optional "calibration" object of `parent`: { name: {value, unit, source, note?} }.
-Calibration read_calibration(config::ObjectReader& parent);
+CalibrationFigures read_calibration(config::ObjectReader& parent);
 
 GpuSpec read_gpu(config::ObjectReader& r, std::string name);
 NicSpec read_nic(config::ObjectReader& r, std::string name);

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "topology/calibration.hpp"
+#include "topology/calibration_figures.hpp"
 #include "topology/parts.hpp"
 
 namespace moesim::topology {
@@ -56,7 +56,7 @@ struct SystemSpec {
   ScaleUpSpec scale_up;
   ScaleOutSpec scale_out;
   HostSpec host;
-  Calibration calibration;  // system-level measurements (NCCL bus bandwidths, launch overhead)
+  CalibrationFigures calibration;  // system-level measurements (NCCL bus bandwidths, launch overhead)
 };
 
 }  // namespace moesim::topology

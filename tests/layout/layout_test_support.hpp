@@ -5,7 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "core/error.hpp"
-#include "layout/validate.hpp"
+#include "layout/feasibility.hpp"
 
 namespace moesim::layout::test {
 

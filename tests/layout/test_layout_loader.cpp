@@ -6,9 +6,9 @@
 #include "config/document.hpp"
 #include "core/error.hpp"
 #include "layout/default_case.hpp"
+#include "layout/feasibility.hpp"
 #include "layout/layout_fields.hpp"
 #include "layout/layout_loader.hpp"
-#include "layout/validate.hpp"
 #include "layout_test_support.hpp"
 
 using namespace moesim;
@@ -70,7 +70,7 @@ TEST_CASE("the default case is GT001: DeepSeek-V3 on 256 GB300, and it is feasib
   CHECK(l.dp() == 128);
   CHECK(l.edp() == 4);
   CHECK(l.num_microbatches() == 32);
-  CHECK(problems(l, deepseek_v3()).empty());
+  CHECK(feasibility_problems(l, deepseek_v3()).empty());
 }
 
 TEST_CASE("a plain layout rejects model/system keys; a case accepts them") {
@@ -245,7 +245,7 @@ TEST_CASE("fixture: a well-formed case that does not divide is infeasible (exit 
   REQUIRE(diags.empty());
   CHECK(c.model == "deepseek-v3");
   try {
-    validate(c.layout, deepseek_v3());
+    check_feasibility(c.layout, deepseek_v3());
     FAIL("expected InfeasibleError");
   } catch (const InfeasibleError& e) {
     CHECK(static_cast<int>(e.code()) == 3);

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "layout/feasibility.hpp"
 #include "layout/pipeline_layout.hpp"
-#include "layout/validate.hpp"
 #include "layout_test_support.hpp"
 
 using namespace moesim::layout;

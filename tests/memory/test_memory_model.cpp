@@ -3,7 +3,7 @@
 #include "core/error.hpp"
 #include "layout/pipeline_layout.hpp"
 #include "memory/memory_model.hpp"
-#include "memory/model_facts.hpp"
+#include "memory/model_facts_from_spec.hpp"
 #include "model/flops.hpp"
 #include "model/model_loader.hpp"
 #include "model/parameters.hpp"

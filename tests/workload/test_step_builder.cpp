@@ -13,7 +13,7 @@
 #include "kernels/kernel_cost_model.hpp"
 #include "layout/layout_loader.hpp"
 #include "layout/pipeline_layout.hpp"
-#include "memory/model_facts.hpp"
+#include "memory/model_facts_from_spec.hpp"
 #include "model/model_loader.hpp"
 #include "topology/system_catalog.hpp"
 #include "comm/measured_efficiency.hpp"

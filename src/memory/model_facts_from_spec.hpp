@@ -1,6 +1,6 @@
 #pragma once
-// The bridge from a ModelSpec to what layout validation needs (layout/ does not depend on model/). It lives
-// here because memory/ is the first module that sees both.
+// layout::ModelFacts filled from a ModelSpec: the bridge from a model to what the layout feasibility check
+// needs (layout/ does not depend on model/). It lives here because memory/ is the first module that sees both.
 #include "layout/model_facts.hpp"
 #include "model/model_spec.hpp"
 

@@ -17,7 +17,7 @@ struct CalibrationFigure {
   std::string note;     // optional
 };
 
-class Calibration {
+class CalibrationFigures {
  public:
   void add(std::string name, CalibrationFigure figure);
   bool empty() const noexcept { return figures_.empty(); }

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "layout/validate.hpp"
+#include "layout/feasibility.hpp"
 #include "layout_test_support.hpp"
 
 using namespace moesim::layout;
@@ -23,20 +23,20 @@ Layout gb300_recipe() {  // groundtruth.csv GT001
 }
 
 std::string infeasible(const Layout& l, const ModelFacts& f) {
-  return test::infeasible_reason([&] { validate(l, f); });
+  return test::infeasible_reason([&] { check_feasibility(l, f); });
 }
 
 }  // namespace
 
 TEST_CASE("published recipes are feasible") {
-  CHECK(problems(gb300_recipe(), deepseek_v3()).empty());
+  CHECK(feasibility_problems(gb300_recipe(), deepseek_v3()).empty());
   Layout gb200;  // GT046: TP1 PP8 VPP4 EP32, layout Et|(tt|)*30L, no MTP
   gb200.gpus = 256, gb200.pp = 8, gb200.vpp = 4, gb200.ep = 32, gb200.gbs = 2048, gb200.seq = 4096;
   gb200.pp_layout = "Et|(tt|)*30L";
-  CHECK(problems(gb200, deepseek_v3()).empty());
+  CHECK(feasibility_problems(gb200, deepseek_v3()).empty());
   Layout q;  // GT007: Qwen3-30B-A3B on 8 GPUs, EP8, MBS8 GBS512
   q.gpus = 8, q.ep = 8, q.mbs = 8, q.gbs = 512, q.seq = 4096, q.a2a_overlap = true;
-  CHECK(problems(q, qwen3_30b()).empty());
+  CHECK(feasibility_problems(q, qwen3_30b()).empty());
 }
 
 TEST_CASE("the brief's divisibility messages, exactly") {
@@ -48,7 +48,7 @@ TEST_CASE("the brief's divisibility messages, exactly") {
 
   l = gb300_recipe();
   l.tp = 4, l.pp = 2, l.cp = 3, l.vpp = 8;
-  CHECK(problems(l, deepseek_v3()).front() == "tp*pp*cp=24 does not divide 256 GPUs");
+  CHECK(feasibility_problems(l, deepseek_v3()).front() == "tp*pp*cp=24 does not divide 256 GPUs");
 
   l = gb300_recipe();
   l.gbs = 100;
@@ -124,7 +124,7 @@ TEST_CASE("zero and negative sizes are reported before divisibility") {
 TEST_CASE("FP8 attention needs an FP8 precision") {
   Layout l = gb300_recipe();
   l.fp8_attention = true;
-  CHECK(problems(l, deepseek_v3()).empty());
+  CHECK(feasibility_problems(l, deepseek_v3()).empty());
   l.precision = Precision::bf16;
   CHECK(infeasible(l, deepseek_v3()) == "fp8_attention needs an FP8 or MXFP8 precision (precision is bf16)");
 }
@@ -135,7 +135,7 @@ TEST_CASE("padding experts to capacity needs a capacity factor") {
   CHECK(infeasible(l, deepseek_v3()) ==
         "pad_expert_input_to_capacity needs expert_capacity_factor (Megatron: the capacity it pads to)");
   l.expert_capacity_factor = 1.0;
-  CHECK(problems(l, deepseek_v3()).empty());
+  CHECK(feasibility_problems(l, deepseek_v3()).empty());
   l.dispatcher = Dispatcher::deepep;
   CHECK(infeasible(l, deepseek_v3()) ==
         "pad_expert_input_to_capacity is not supported by the deepep dispatcher (Megatron refuses it)");
@@ -144,7 +144,7 @@ TEST_CASE("padding experts to capacity needs a capacity factor") {
 TEST_CASE("TE's fused grouped MLP needs MXFP8") {
   Layout l = gb300_recipe();
   l.grouped_gemm = GroupedGemm::fused_mlp;
-  CHECK(problems(l, deepseek_v3()).empty());
+  CHECK(feasibility_problems(l, deepseek_v3()).empty());
   CHECK(l.uses_fused_grouped_gemm());
   l.precision = Precision::fp8_tensorwise;
   CHECK(infeasible(l, deepseek_v3()) == "grouped_gemm fused-mlp needs precision mxfp8 (Transformer Engine's fused "
@@ -162,7 +162,7 @@ TEST_CASE("TE's fused grouped MLP needs MXFP8") {
   l.te_version = {2, 13};
   CHECK(infeasible(l, deepseek_v3()) == "grouped_gemm fused-mlp needs te_version 2.14 or newer, got 2.13");
   l.te_version = {2, 14};
-  CHECK(problems(l, deepseek_v3()).empty());
+  CHECK(feasibility_problems(l, deepseek_v3()).empty());
   auto oss = deepseek_v3();
   oss.clamped_or_biased_experts = true;
   CHECK(infeasible(l, oss) == "grouped_gemm fused-mlp needs te_version 2.15 or newer for clamped or biased experts, "

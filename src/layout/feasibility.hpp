@@ -1,5 +1,6 @@
 #pragma once
-// Can a layout run a model? Divisibility and Megatron's argument checks, all reported at once.
+// Layout feasibility: can a layout run a model? Divisibility and Megatron's argument checks, all reported at
+// once. (Not to be confused with `moesim validate`, which checks predictions against measurements.)
 #include <string>
 #include <vector>
 
@@ -9,7 +10,7 @@
 namespace moesim::layout {
 
 // Every reason `layout` cannot run `facts`, one message each, in a fixed order; empty when it can.
-// Cheap enough for search to prune with. Checked:
+// Cheap enough to screen many candidate layouts with. Checked:
 //   sizes >= 1 (mtp >= 0); tp*pp*cp and etp*ep*pp divide gpus; gbs a multiple of mbs*dp;
 //   ep divides the experts (ep == 1 for a dense model); tp divides attention heads and query groups;
 //   vpp > 1 needs pp > 1; the pipeline split (pp_layout rules, or layers divisible; see pipeline_layout.hpp);
@@ -17,9 +18,9 @@ namespace moesim::layout {
 //   sequence parallel: seq divisible by tp*cp; mtp <= the model's MTP layers;
 //   a2a_overlap (Megatron's --overlap-moe-expert-parallel-comm asserts): ep > 1, dispatcher not allgather,
 //   no full recompute, and pp == 1 or vpp > 1.
-std::vector<std::string> problems(const Layout& layout, const ModelFacts& facts);
+std::vector<std::string> feasibility_problems(const Layout& layout, const ModelFacts& facts);
 
 // Throws InfeasibleError (exit code 3) whose message lists every problem, one per line.
-void validate(const Layout& layout, const ModelFacts& facts);
+void check_feasibility(const Layout& layout, const ModelFacts& facts);
 
 }  // namespace moesim::layout

@@ -1,4 +1,4 @@
-#include "layout/validate.hpp"
+#include "layout/feasibility.hpp"
 
 #include "core/error.hpp"
 #include "layout/pipeline_layout.hpp"
@@ -8,7 +8,7 @@ namespace {
 std::string s(long long v) { return std::to_string(v); }
 }  // namespace
 
-std::vector<std::string> problems(const Layout& l, const ModelFacts& f) {
+std::vector<std::string> feasibility_problems(const Layout& l, const ModelFacts& f) {
   std::vector<std::string> out;
 
   // Sizes first: the divisibility checks below would only repeat a zero or negative size.
@@ -100,8 +100,8 @@ std::vector<std::string> problems(const Layout& l, const ModelFacts& f) {
   return out;
 }
 
-void validate(const Layout& layout, const ModelFacts& facts) {
-  const auto list = problems(layout, facts);
+void check_feasibility(const Layout& layout, const ModelFacts& facts) {
+  const auto list = feasibility_problems(layout, facts);
   if (list.empty()) return;
   std::string message;
   for (const auto& p : list) message += (message.empty() ? "" : "\n") + p;
