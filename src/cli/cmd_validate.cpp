@@ -108,13 +108,13 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     const std::string recipes = !args->recipes.empty() ? args->recipes
                                 : args->csv.empty()    ? (root / "data" / "measurements" / "groundtruth_recipes.csv").string()
                                                        : "none";
+    const auto rules = std::make_shared<const predict::DatasetRules>(predict::load_dataset_rules(root));
     std::vector<predict::RecipeFill> filled;
-    if (recipes != "none") filled = predict::apply_recipe_settings(table, config::read_csv(recipes));
+    if (recipes != "none") filled = predict::apply_recipe_settings(table, config::read_csv(recipes), rules->spellings);
     const model::ModelCatalog models(root);
     const auto systems = topology::SystemCatalog::load(root);
     predict::Resolvers r{[&](const std::string& n) { return models.load(n); },
-                         [&](const std::string& n) { return systems.resolve(n); },
-                         std::make_shared<const predict::DatasetRules>(predict::load_dataset_rules(root))};
+                         [&](const std::string& n) { return systems.resolve(n); }, rules};
     const auto params = model_params(args->params);
     const auto kernel_model = select_kernel_model_per_gpu(args->kernel_model, ctx, params.kernels);
     predict::PredictOptions base;

@@ -165,6 +165,33 @@ void read_flops_conventions(const config::Document& doc, Diagnostics& diags, Dat
   }
 }
 
+void read_cell_spellings(const config::Document& doc, Diagnostics& diags, DatasetRules& rules) {
+  ObjectReader r(doc, diags);
+  r.string_or("about", "");
+  CellSpellings& sp = rules.spellings;
+  {
+    ObjectReader u = r.object("unstated");
+    sp.unstated_starts_with = lower_strings(u, "starts_with");
+    sp.unstated_contains = lower_strings(u, "contains");
+    u.string("source");
+  }
+  for (auto& a : r.objects("dispatcher")) {
+    CellSpellings::Alias alias;
+    alias.equals = lower_strings(a, "equals");
+    alias.starts_with = lower_strings(a, "starts_with");
+    if (alias.equals.empty() && alias.starts_with.empty())
+      a.error("", "expected \"equals\" or \"starts_with\" (lists of cell texts)");
+    alias.reads_as = a.string("reads_as");
+    try {
+      layout::parse_dispatcher(alias.reads_as);
+    } catch (const std::invalid_argument& e) {
+      a.error("reads_as", e.what());
+    }
+    alias.source = a.string("source");
+    sp.dispatcher.push_back(std::move(alias));
+  }
+}
+
 }  // namespace
 
 bool RowCondition::holds(const Row& row, const model::ModelSpec& m, const layout::Layout& l) const {
@@ -226,6 +253,9 @@ DatasetRules load_dataset_rules(const std::filesystem::path& data_root) {
   const std::size_t before_flops = diags.size();
   const auto flops = config::load_file(dir / "flops_conventions.json", diags);
   if (diags.size() == before_flops) read_flops_conventions(flops, diags, rules);
+  const std::size_t before_spellings = diags.size();
+  const auto spellings = config::load_file(dir / "cell_spellings.json", diags);
+  if (diags.size() == before_spellings) read_cell_spellings(spellings, diags, rules);
   diags.throw_if_any();
   return rules;
 }

@@ -3,7 +3,8 @@
 // (data/rules/*.json, listed in data/README.md): the Transformer Engine release of each NeMo container
 // (container_te.json), settings a framework's recipes use that a row does not state (row_settings.json: BF16
 // gradient reduce and Adam moments of Megatron-Bridge MoE recipes, FP8 attention, FSDP2), and the FLOP definition
-// of each framework (flops_conventions.json). validate (case_from_row) applies them; a change to a rule is a
+// of each framework (flops_conventions.json), and how tables spell unstated cells and dispatchers
+// (cell_spellings.json). validate (case_from_row) applies them; a change to a rule is a
 // change to its file, with its source.
 #include <filesystem>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "layout/layout_fields.hpp"
 #include "model/flops.hpp"
 #include "model/model_spec.hpp"
+#include "predict/cell_spellings.hpp"
 #include "predict/row_layout.hpp"
 
 namespace moesim::predict {
@@ -73,6 +75,7 @@ struct DatasetRules {
   std::vector<RowSettingRule> row_settings;
   model::FlopsConvention default_convention = model::FlopsConvention::megatron;
   std::vector<FlopsConventionRule> flops_conventions;
+  CellSpellings spellings;
 
   // The TE of the guide named in `source`, else of the container it names (the newest listed container at or
   // before it; nullopt before the first listed one, or when the text names neither).
@@ -84,7 +87,7 @@ struct DatasetRules {
   void apply(const Row& row, const model::ModelSpec& m, layout::Layout& l) const;
 };
 
-// Reads <data_root>/data/rules/{container_te,row_settings,flops_conventions}.json. Every problem of the files
+// Reads <data_root>/data/rules/{container_te,row_settings,flops_conventions,cell_spellings}.json. Every problem of the files
 // (unknown keys with a did-you-mean, a field that is not a layout field, a value its field cannot take, a bad
 // pattern, containers out of order) in one ConfigError naming the file and the JSON pointer.
 DatasetRules load_dataset_rules(const std::filesystem::path& data_root);

@@ -2,21 +2,11 @@
 
 #include <stdexcept>
 
-#include "core/text.hpp"
 #include "layout/layout_fields.hpp"
 #include "predict/recipe_settings.hpp"
 
 namespace moesim::predict {
 namespace {
-
-// The dispatcher spellings of published tables, as the layout parser reads them.
-std::string dispatcher_text(const std::string& text) {
-  std::string disp = to_lower(text);
-  if (disp.empty() || disp == "recipe default" || disp == "n/a") disp = "alltoall";
-  if (disp.rfind("all-to-all", 0) == 0) disp = "alltoall";
-  if (disp.rfind("flex", 0) == 0) disp = "deepep";
-  return disp;
-}
 
 bool is_integer(layout::FieldKind k) {
   return k == layout::FieldKind::positive_int || k == layout::FieldKind::non_negative_int;
@@ -42,7 +32,7 @@ std::optional<int> integer_cell(const Row& row, const std::string& column) {
   }
 }
 
-std::optional<std::string> read_row_layout(const Row& row, layout::Layout& l) {
+std::optional<std::string> read_row_layout(const Row& row, const CellSpellings& spellings, layout::Layout& l) {
   // ep may be blank: a dense model has no EP (case_from_row checks the model).
   for (const char* c : {"gpus", "tp", "pp", "mbs", "gbs", "seq"})
     if (!integer_cell(row, c)) return std::string("column ") + c + " is blank or not an integer";
@@ -53,7 +43,7 @@ std::optional<std::string> read_row_layout(const Row& row, layout::Layout& l) {
       return "column " + c + " is not 0 or 1: \"" + v + "\"";
   for (const layout::LayoutField& f : layout::layout_fields()) {
     const std::string key(f.key);
-    const std::string text = f.kind == layout::FieldKind::dispatcher ? dispatcher_text(cell(row, key)) : cell(row, key);
+    const std::string text = f.kind == layout::FieldKind::dispatcher ? spellings.dispatcher_text(cell(row, key)) : cell(row, key);
     if (text.empty() || (is_integer(f.kind) && !integer_cell(row, key))) continue;
     try {
       layout::set_layout_field(l, f, text);

@@ -75,7 +75,7 @@ RowCase case_from_row(const std::map<std::string, std::string>& row, const Resol
       rc.row_flops_per_token = rc.measured * 1e12 / tokens;
   }
   layout::Layout l;
-  if (auto why = read_row_layout(row, l)) {
+  if (auto why = read_row_layout(row, rules.spellings, l)) {
     rc.skipped = *why;
     return rc;
   }

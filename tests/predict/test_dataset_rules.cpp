@@ -25,7 +25,7 @@ std::filesystem::path rules_root_with(const std::string& file, const std::string
   const auto root = std::filesystem::temp_directory_path() / ("moesim_rules_" + file);
   const auto dir = root / "data" / "rules";
   std::filesystem::create_directories(dir);
-  for (const char* f : {"container_te.json", "row_settings.json", "flops_conventions.json"})
+  for (const char* f : {"container_te.json", "row_settings.json", "flops_conventions.json", "cell_spellings.json"})
     std::ofstream(dir / f) << (f == file ? text : read_text(kRoot / "data" / "rules" / f));
   return root;
 }
@@ -50,6 +50,15 @@ TEST_CASE("the repository's rules load, every rule with its source") {
   for (const auto& n : rules.container_names) CHECK_FALSE(n.source.empty());
   for (const auto& r : rules.row_settings) CHECK_FALSE(r.source.empty());
   for (const auto& f : rules.flops_conventions) CHECK_FALSE(f.source.empty());
+  for (const auto& a : rules.spellings.dispatcher) CHECK_FALSE(a.source.empty());
+  // The dispatcher spellings of the published tables.
+  for (const auto& [cell, reads_as] : {std::pair{"", "alltoall"}, {"Recipe default", "alltoall"}, {"n/a", "alltoall"},
+                                       {"all-to-all (torch native)", "alltoall"}, {"flex", "deepep"},
+                                       {"flex (recipe default; DeepEP/HybridEP)", "deepep"}, {"HybridEP (likely)",
+                                                                                              "hybridep (likely)"}}) {
+    CAPTURE(cell);
+    CHECK(rules.spellings.dispatcher_text(cell) == reads_as);
+  }
 }
 
 TEST_CASE("rules apply where their condition holds, and never over a stated column") {
@@ -111,6 +120,11 @@ TEST_CASE("a broken rule file names the file, the JSON pointer and what was expe
   const std::string flops = load_error("flops_conventions.json", R"({"default": "megatorn", "rules": []})");
   CHECK(flops.find("flops_conventions.json:/default: ") != std::string::npos);
   CHECK(flops.find("(did you mean \"megatron\"?)") != std::string::npos);
+
+  const std::string spell = load_error("cell_spellings.json", R"({"unstated": {"source": "s"},
+    "dispatcher": [{"reads_as": "alltoal", "source": "s"}]})");
+  CHECK(spell.find("cell_spellings.json:/dispatcher/0: expected \"equals\" or \"starts_with\"") != std::string::npos);
+  CHECK(spell.find("cell_spellings.json:/dispatcher/0/reads_as: ") != std::string::npos);
 
   const std::string missing = load_error("flops_conventions.json", "{");
   CHECK(missing.find("flops_conventions.json") != std::string::npos);
