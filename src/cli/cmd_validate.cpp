@@ -1,12 +1,10 @@
 // moesim validate: predict every row of a measurements table and report the error of each.
 #include <filesystem>
 #include <fstream>
-#include <iomanip>
+#include <memory>
 #include <ostream>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
-
 #include "cli/context.hpp"
 #include "cli/opt_case.hpp"
 #include "config/csv_table.hpp"
@@ -15,7 +13,9 @@
 #include "core/error.hpp"
 #include "report/chrome_trace.hpp"
 #include "report/step_report.hpp"
+#include "report/validation_report.hpp"
 #include "model/model_catalog.hpp"
+#include "predict/dataset_rules.hpp"
 #include "predict/param_fit.hpp"
 #include "predict/recipe_settings.hpp"
 #include "predict/validation.hpp"
@@ -43,12 +43,8 @@ void explain_row(Context& ctx, const config::CsvTable& table, const predict::Res
       if (!f) throw UsageError("--trace: cannot write " + trace);
       report::write_chrome_trace(f, p.workload->graph, *p.result);
     }
-    const double predicted = rc.value_of(p.report);
-    ctx.out << id << " " << rc.metric << ": measured " << rc.measured << ", predicted " << predicted << " ("
-            << (predicted >= rc.measured ? "+" : "") << std::fixed << std::setprecision(1)
-            << 100.0 * (predicted - rc.measured) / rc.measured << "%)\n";
-    ctx.out.unsetf(std::ios::floatfield);
-    ctx.out << std::setprecision(6) << report::to_table(p.report) << "  kernel model: " << kernel_why << "\n";
+    ctx.out << report::explained_row_line(id, rc.metric, rc.measured, rc.value_of(p.report));
+    ctx.out << report::to_table(p.report) << "  kernel model: " << kernel_why << "\n";
     return;
   }
   throw ConfigError({{table.file, "", "no row with id \"" + id + "\"" + did_you_mean(id, ids)}});
@@ -107,16 +103,18 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     const auto root = config::data_dir(ctx.data_dir);
     const std::string csv = !args->csv.empty() ? args->csv : (root / "data" / "measurements" / "groundtruth.csv").string();
     auto table = config::read_csv(csv);
+    predict::require_columns(table);  // a table of another shape is a bad config (exit 2), not "0 rows predicted"
     // Recipe settings: cells the measurements table leaves unstated, from the recipes the benchmarks ran.
     const std::string recipes = !args->recipes.empty() ? args->recipes
                                 : args->csv.empty()    ? (root / "data" / "measurements" / "groundtruth_recipes.csv").string()
                                                        : "none";
+    const auto rules = std::make_shared<const predict::DatasetRules>(predict::load_dataset_rules(root));
     std::vector<predict::RecipeFill> filled;
-    if (recipes != "none") filled = predict::apply_recipe_settings(table, config::read_csv(recipes));
+    if (recipes != "none") filled = predict::apply_recipe_settings(table, config::read_csv(recipes), rules->spellings);
     const model::ModelCatalog models(root);
     const auto systems = topology::SystemCatalog::load(root);
     predict::Resolvers r{[&](const std::string& n) { return models.load(n); },
-                         [&](const std::string& n) { return systems.resolve(n); }};
+                         [&](const std::string& n) { return systems.resolve(n); }, rules};
     const auto params = model_params(args->params);
     const auto kernel_model = select_kernel_model_per_gpu(args->kernel_model, ctx, params.kernels);
     predict::PredictOptions base;
@@ -137,31 +135,13 @@ void add_validate_command(CLI::App& app, Context& ctx) {
       return;
     }
     const auto result = predict::validate_table(table, r, base);
-    if (args->json) {
-      // Which kernel costs priced the rows travels with them (the validation JSON has no field of its own for it).
-      auto j = nlohmann::ordered_json::parse(predict::to_json_text(result));
-      j["kernel_model"] = kernel_model.why;
-      auto& fills = j["recipe_settings"] = nlohmann::ordered_json::array();
-      for (const auto& f : filled) fills.push_back({{"id", f.id}, {"column", f.column}, {"value", f.value}});
-      if (args->ladder) {
-        auto& steps = j["ladder"] = nlohmann::ordered_json::array();
-        for (const auto& st : predict::ladder_steps(result))
-          steps.push_back({{"from", st.from}, {"to", st.to}, {"measured_change_pct", st.measured_change_pct},
-                           {"predicted_change_pct", st.predicted_change_pct}, {"judged", st.judged},
-                           {"same_direction", st.same_direction}, {"changed_columns", st.changed_columns}});
-      }
-      ctx.out << j.dump(2) << "\n";
-    } else {
-      ctx.out << (args->markdown ? predict::to_markdown(result) : predict::to_text_table(result));
-      if (args->ladder) {
-        const auto text = predict::to_text_table(predict::ladder_steps(result));
-        ctx.out << (args->markdown ? "\n```\n" + text + "```\n" : "\n" + text);
-      }
-      ctx.out << (args->markdown ? "\nKernel costs: " : "kernel model: ") << kernel_model.why << "\n";
-      if (!filled.empty())
-        ctx.out << (args->markdown ? "\nRecipe settings: " : "recipe settings: ") << filled.size()
-                << " unstated cells filled or refined from " << std::filesystem::path(recipes).filename().string() << "\n";
-    }
+    report::ValidationContext context;
+    context.kernel_model = kernel_model.why;
+    for (const auto& f : filled) context.recipe_fills.push_back({f.id, f.column, f.value});
+    context.recipes_file = std::filesystem::path(recipes).filename().string();
+    if (args->ladder) context.ladder = predict::ladder_steps(result);
+    ctx.out << (args->json ? report::validation_json(result, context)
+                           : report::validation_text(result, context, args->markdown));
   });
 }
 

@@ -1,5 +1,8 @@
 #include "cli/opt_case.hpp"
 
+#include <ostream>
+#include <stdexcept>
+
 #include <CLI/CLI.hpp>
 
 #include "config/data_dir.hpp"
@@ -7,8 +10,11 @@
 #include "core/error.hpp"
 #include "kernels/efficiency_param_names.hpp"
 #include "layout/default_case.hpp"
+#include "layout/layout_fields.hpp"
 #include "layout/layout_loader.hpp"
+#include "layout/pipeline_layout.hpp"
 #include "model/model_catalog.hpp"
+#include "predict/default_pipeline_layout.hpp"
 #include "predict/param_fit.hpp"
 #include "topology/system_catalog.hpp"
 
@@ -77,6 +83,39 @@ model::FlopsConvention flops_convention(const CaseFlags& flags) {
   return *c;
 }
 
+namespace {
+
+// Whether the layout JSON sets `name` under either of its spellings (layout/layout_fields.hpp).
+bool sets_field(const config::Json& json, std::string_view name) {
+  const layout::LayoutField& f = *layout::find_layout_field(name);
+  return json.contains(std::string(f.key)) || (!f.megatron.empty() && json.contains(std::string(f.megatron)));
+}
+
+}  // namespace
+
+void apply_model_defaults(predict::Case& c, const config::Json& layout_json, const Context& ctx) {
+  // MTP: the model's own MTP layers unless the layout says otherwise; a given pp_layout places its MTP layers
+  // itself, so its 'm' count is the default then (a layout without 'm' keeps running without MTP).
+  if (!sets_field(layout_json, "mtp")) {
+    if (c.layout.pp_layout.empty()) {
+      c.layout.mtp = static_cast<int>(c.model.mtp_num_layers);
+    } else {
+      try {
+        c.layout.mtp = layout::parse_pipeline_layout(c.layout.pp_layout).count(layout::StageItem::mtp);
+      } catch (const std::invalid_argument&) {  // the loader has reported it already
+      }
+    }
+  }
+  // Layers that do not split evenly over pp*vpp: the balanced layout validate uses, printed so the user can
+  // pass it (or edit it) with --pp-layout.
+  if (const std::string chosen = predict::default_pipeline_layout(c.model, c.layout); !chosen.empty()) {
+    c.layout.pp_layout = chosen;
+    ctx.err << "note: " << c.model.num_layers << " decoder layers do not split evenly over pp*vpp="
+            << c.layout.pp * c.layout.vpp << " virtual stages; using the balanced layout --pp-layout \""
+            << layout::parse_pipeline_layout(chosen).to_string() << "\"\n";
+  }
+}
+
 predict::Case resolve_case(const CaseFlags& flags, const Context& ctx) {
   const bool use_default = flags.model.empty() && flags.system.empty() && flags.layout.layout_file.empty();
   Diagnostics diags;
@@ -94,6 +133,7 @@ predict::Case resolve_case(const CaseFlags& flags, const Context& ctx) {
   if (system.empty()) throw UsageError("no system: give --system NAME (see 'moesim list systems') or a case file with \"system\"");
   const auto root = config::data_dir(ctx.data_dir);
   predict::Case c{model::ModelCatalog(root).load(model), topology::SystemCatalog::load(root).resolve(system), spec.layout};
+  apply_model_defaults(c, json, ctx);
   return c;
 }
 

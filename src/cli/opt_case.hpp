@@ -22,8 +22,16 @@ struct CaseFlags {
 
 void add_case_flags(CLI::App& sub, CaseFlags& flags);
 
-// Resolves the model and system in the catalog, reads the layout (all problems at once: ConfigError, exit 2).
+// Resolves the model and system in the catalog, reads the layout (all problems at once: ConfigError, exit 2),
+// then applies apply_model_defaults.
 predict::Case resolve_case(const CaseFlags& flags, const Context& ctx);
+
+// The layout defaults that depend on the model, for a layout read from `layout_json`:
+// - mtp unset (under either spelling): the model's MTP layer count (models/*.json mtp_num_layers), or with a
+//   pp_layout the number of MTP layers ('m') it places;
+// - no pp_layout and decoder layers that Megatron's even split cannot place over pp*vpp virtual stages: the
+//   balanced layout of predict/default_pipeline_layout.hpp, announced on ctx.err as a --pp-layout string.
+void apply_model_defaults(predict::Case& c, const config::Json& layout_json, const Context& ctx);
 
 model::FlopsConvention flops_convention(const CaseFlags& flags);
 

@@ -1,5 +1,10 @@
 #include "layout/layout_fields.hpp"
 
+#include <stdexcept>
+
+#include "core/text.hpp"
+#include "layout/layout.hpp"
+
 namespace moesim::layout {
 
 const std::vector<LayoutField>& layout_fields() {
@@ -72,6 +77,100 @@ const LayoutField* find_layout_field(std::string_view name) {
   for (const auto& f : layout_fields())
     if (f.key == name || (!f.megatron.empty() && f.megatron == name)) return &f;
   return nullptr;
+}
+
+std::vector<std::string> layout_field_keys() {
+  std::vector<std::string> keys;
+  for (const auto& f : layout_fields()) keys.emplace_back(f.key);
+  return keys;
+}
+
+namespace {
+
+std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
+
+int integer_text(std::string_view text) {
+  const std::string s(text);
+  try {
+    std::size_t used = 0;
+    const int v = std::stoi(s, &used);
+    if (used == s.size()) return v;
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument("expected an integer, got " + quoted(text));
+}
+
+bool boolean_text(std::string_view text) {
+  const std::string s = to_lower(text);
+  if (s == "1" || s == "true") return true;
+  if (s == "0" || s == "false") return false;
+  throw std::invalid_argument("expected 0 or 1 (or true / false), got " + quoted(text));
+}
+
+// The integer member a field of an integer kind names.
+int& integer_member(Layout& l, std::string_view key) {
+  if (key == "gpus") return l.gpus;
+  if (key == "tp") return l.tp;
+  if (key == "pp") return l.pp;
+  if (key == "vpp") return l.vpp;
+  if (key == "cp") return l.cp;
+  if (key == "ep") return l.ep;
+  if (key == "etp") return l.etp;
+  if (key == "mbs") return l.mbs;
+  if (key == "gbs") return l.gbs;
+  if (key == "seq") return l.seq;
+  if (key == "mtp") return l.mtp;
+  throw std::logic_error("layout field " + std::string(key) + " is not an integer member");
+}
+
+bool& boolean_member(Layout& l, std::string_view key) {
+  if (key == "a2a_overlap") return l.a2a_overlap;
+  if (key == "tp_comm_overlap") return l.tp_comm_overlap;
+  if (key == "account_for_embedding_in_pipeline_split") return l.account_for_embedding_in_pipeline_split;
+  if (key == "account_for_loss_in_pipeline_split") return l.account_for_loss_in_pipeline_split;
+  if (key == "distributed_optimizer") return l.distributed_optimizer;
+  if (key == "fsdp") return l.fsdp;
+  if (key == "fsdp_reshard_after_forward") return l.fsdp_reshard_after_forward;
+  if (key == "fp8_param_gather") return l.fp8_param_gather;
+  if (key == "fp8_attention") return l.fp8_attention;
+  if (key == "pad_expert_input_to_capacity") return l.pad_expert_input_to_capacity;
+  if (key == "cpu_binding") return l.cpu_binding;
+  throw std::logic_error("layout field " + std::string(key) + " is not a boolean member");
+}
+
+}  // namespace
+
+void set_layout_field(Layout& l, const LayoutField& f, std::string_view text) {
+  switch (f.kind) {
+    case FieldKind::positive_int:
+    case FieldKind::non_negative_int: integer_member(l, f.key) = integer_text(text); return;
+    case FieldKind::boolean:
+      if (f.key == "sequence_parallel") l.sequence_parallel = boolean_text(text);
+      else boolean_member(l, f.key) = boolean_text(text);
+      return;
+    case FieldKind::precision: l.precision = parse_precision(text); return;
+    case FieldKind::dispatcher: l.dispatcher = parse_dispatcher(text); return;
+    case FieldKind::cuda_graph: {
+      const auto g = parse_cuda_graph_setting(text);
+      l.cuda_graph = g.mode;
+      l.cuda_graph_scopes = g.scopes;
+      return;
+    }
+    case FieldKind::grouped_gemm: l.grouped_gemm = parse_grouped_gemm(text); return;
+    case FieldKind::dtype:
+      if (f.key == "grad_reduce_dtype") l.grad_reduce_dtype = parse_dtype(text);
+      else l.optimizer_moment_dtype = parse_dtype(text);
+      return;
+    case FieldKind::recompute: l.recompute = parse_recompute(text); return;
+    case FieldKind::pp_layout: l.pp_layout = std::string(text); return;
+    case FieldKind::te_version: l.te_version = parse_te_version(text); return;
+    case FieldKind::positive_number: {
+      const auto v = parse_finite_number(text);
+      if (!v || *v <= 0) throw std::invalid_argument("expected a positive number, got " + quoted(text));
+      l.expert_capacity_factor = *v;
+      return;
+    }
+  }
 }
 
 }  // namespace moesim::layout

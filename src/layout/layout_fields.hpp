@@ -3,10 +3,13 @@
 // Megatron-LM's argument name (tensor_model_parallel_size, ...). One table feeds the JSON loader and the
 // command-line flags, so both accept the same names. On the command line a key becomes "--" + key with '_'
 // turned into '-' (--pp-layout, --tensor-model-parallel-size).
+#include <string>
 #include <string_view>
 #include <vector>
 
 namespace moesim::layout {
+
+struct Layout;
 
 enum class FieldKind {
   positive_int,      // >= 1
@@ -41,6 +44,16 @@ const std::vector<std::string_view>& megatron_recompute_keys();
 
 // The field whose key or Megatron name is `name`, or nullptr.
 const LayoutField* find_layout_field(std::string_view name);
+
+// Every field's short key, in table order (for did-you-mean lists).
+std::vector<std::string> layout_field_keys();
+
+// Sets `field` of `layout` from its text form, as a measurements table or a rule file writes it: integers in
+// decimal (std::stoi's syntax, the whole text), booleans 0 / 1 / true / false, enums and te_version by the
+// layout parsers (cuda_graph sets the mode and its scopes), a positive number for positive_number, pp_layout as
+// given. Only the syntax is checked (an integer's range, and whether a pp_layout parses and fits, are
+// validation's). Throws std::invalid_argument saying what was expected (the enum parsers' own messages).
+void set_layout_field(Layout& layout, const LayoutField& field, std::string_view text);
 
 // Keys a layout or case file may also hold: "source" and "notes" (free text, ignored), and in a case file
 // "model" and "system" (catalog names, resolved by the caller).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <stdexcept>
 
 #include "core/error.hpp"
@@ -319,6 +320,37 @@ StageAssignment assign_stages(const Layout& layout, const ModelFacts& facts) {
     }
   }
   return a;
+}
+
+bool even_split_fits(const Layout& layout, int num_layers) {
+  if (!layout.pp_layout.empty() || layout.pp < 1 || layout.vpp < 1) return false;
+  const int slots = num_layers + (layout.account_for_embedding_in_pipeline_split ? 1 : 0) +
+                    (layout.account_for_loss_in_pipeline_split ? 1 : 0);
+  return slots % (layout.pp * layout.vpp) == 0;
+}
+
+std::string balanced_pipeline_layout(int num_layers, int pp, int vpp, int mtp, const StageCostWeights& w) {
+  if (pp < 1 || vpp < 1 || num_layers < 0 || mtp < 0)
+    throw std::invalid_argument("balanced_pipeline_layout needs pp, vpp >= 1 and layers, mtp >= 0");
+  const int stages = pp * vpp;
+  const int layers = num_layers;
+  const double target = (layers + w.loss + w.mtp * mtp) / stages;
+  int last = stages > 1 ? std::max(0, static_cast<int>(std::lround(target - w.loss - w.mtp * mtp))) : layers;
+  last = std::min(last, layers);
+  std::vector<int> n(static_cast<std::size_t>(stages), 0);
+  n[static_cast<std::size_t>(stages - 1)] = last;
+  if (stages > 1) {
+    const int rest = layers - last, others = stages - 1;
+    for (int i = 0; i < others; ++i) n[static_cast<std::size_t>(i)] = rest / others + (i >= others - rest % others ? 1 : 0);
+  }
+  std::string out;
+  for (int i = 0; i < stages; ++i) {
+    if (i > 0) out += '|';
+    if (i == 0) out += 'E';
+    out += std::string(static_cast<std::size_t>(n[static_cast<std::size_t>(i)]), 't');
+    if (i == stages - 1) out += std::string(static_cast<std::size_t>(mtp), 'm') + "L";
+  }
+  return out;
 }
 
 }  // namespace moesim::layout

@@ -70,4 +70,25 @@ StageAssignment assign_stages(const Layout& layout, const ModelFacts& facts);
 // The problems assign_stages would throw for, without throwing (used by validate()).
 std::vector<std::string> stage_problems(const Layout& layout, const ModelFacts& facts);
 
+// Whether Megatron's even split can place `num_layers` decoder layers for `layout` (no pp_layout given): the
+// layers, plus one each for the embedding / loss when account_for_*_in_pipeline_split, divide over pp*vpp
+// virtual stages. False when a pp_layout is given or pp or vpp is below 1.
+bool even_split_fits(const Layout& layout, int num_layers);
+
+// The estimated cost of the last virtual stage's extra items, in decoder-layer units: the loss stage's output
+// layer and one MTP block (moe-modeling.md §5.1 gives ~1.4 and ~2.5 for DeepSeek-V3). The caller derives them
+// from the model's FLOPs (predict/default_pipeline_layout.hpp); this module does not depend on model/.
+struct StageCostWeights {
+  double loss = 0;
+  double mtp = 0;
+};
+
+// moesim's default pipeline layout where the decoder layers do not divide over pp*vpp virtual stages
+// (DeepSeek-V3's 61, Qwen3's 94 layers), balancing estimated stage cost as Megatron-Bridge's uneven recipe
+// layouts do: the last virtual stage holds the `mtp` MTP layers and the loss, and takes fewer decoder layers in
+// proportion to their weights; the remaining layers spread evenly, the extra ones on the later stages (stage 0
+// already holds the most in-flight activations). The embedding goes on stage 0. Returned as a Megatron string
+// ("Ettt...|...|ttmL"), one symbol per item. Throws std::invalid_argument for pp or vpp below 1.
+std::string balanced_pipeline_layout(int num_layers, int pp, int vpp, int mtp, const StageCostWeights& weights);
+
 }  // namespace moesim::layout

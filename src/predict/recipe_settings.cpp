@@ -58,11 +58,7 @@ const std::vector<std::string>& recipe_columns() {
   return columns;
 }
 
-bool cell_is_unstated(const std::string& cell) {
-  const std::string s = to_lower(cell);
-  return s.find_first_not_of(" \t") == std::string::npos || s.rfind("recipe default", 0) == 0 ||
-         s.find("(likely") != std::string::npos || s.find("(assumed") != std::string::npos;
-}
+bool cell_is_unstated(const std::string& cell, const CellSpellings& spellings) { return spellings.unstated(cell); }
 
 bool value_refines(const std::string& cell, const std::string& value) {
   const std::string c = to_lower(cell), v = to_lower(value);
@@ -75,7 +71,8 @@ bool value_refines(const std::string& cell, const std::string& value) {
   return false;
 }
 
-std::vector<RecipeFill> apply_recipe_settings(config::CsvTable& table, const config::CsvTable& recipes) {
+std::vector<RecipeFill> apply_recipe_settings(config::CsvTable& table, const config::CsvTable& recipes,
+                                              const CellSpellings& spellings) {
   std::map<std::string, std::size_t> row_of;
   std::vector<std::string> ids;
   for (std::size_t i = 0; i < table.rows.size(); ++i) {
@@ -116,7 +113,7 @@ std::vector<RecipeFill> apply_recipe_settings(config::CsvTable& table, const con
       continue;
     }
     auto& cell = table.rows[row->second][f.column];
-    if (!cell_is_unstated(cell) && !value_refines(cell, f.value)) continue;
+    if (!cell_is_unstated(cell, spellings) && !value_refines(cell, f.value)) continue;
     cell = f.value;
     filled.push_back(std::move(f));
   }

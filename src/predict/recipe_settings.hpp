@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/csv_table.hpp"
+#include "predict/cell_spellings.hpp"
 
 namespace moesim::predict {
 
@@ -20,8 +21,9 @@ const std::vector<std::string>& recipe_columns();
 // The on/off columns of a measurements row (0 or 1; blank = the default), whether a recipe fills them or not.
 const std::vector<std::string>& switch_columns();
 
-// True when a cell states nothing definite: blank, "recipe default", or a guess marked "(likely)" / "(assumed ...)".
-bool cell_is_unstated(const std::string& cell);
+// True when a cell states nothing definite: blank, or as `spellings` say ("recipe default", a guess marked
+// "(likely)" / "(assumed ...)" in data/rules/cell_spellings.json).
+bool cell_is_unstated(const std::string& cell, const CellSpellings& spellings);
 // True when `value` only makes a stated cell precise: a bare "partial" CUDA graph given its scopes
 // ("partial: attn, moe_router"), or Megatron's bare "flex" dispatcher type given its backend.
 bool value_refines(const std::string& cell, const std::string& value);
@@ -32,6 +34,7 @@ bool value_refines(const std::string& cell, const std::string& value);
 // the layout parsers; 0/1 flags; a non-negative integer mtp; a positive capacity factor), a repeated (id, column)
 // or an empty value or source is a ConfigError (file:line, with a did-you-mean). Lines whose cell the table states
 // are skipped (the table wins).
-std::vector<RecipeFill> apply_recipe_settings(config::CsvTable& table, const config::CsvTable& recipes);
+std::vector<RecipeFill> apply_recipe_settings(config::CsvTable& table, const config::CsvTable& recipes,
+                                              const CellSpellings& spellings);
 
 }  // namespace moesim::predict

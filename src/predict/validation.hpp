@@ -2,58 +2,57 @@
 // Validation against published measurements: each row of a table with the columns of
 // data/measurements/groundtruth.csv becomes a case, is predicted, and is compared with its measured value.
 //
-// Row -> case: model and hardware resolve through the catalog aliases; tp..seq, precision, dispatcher,
-// recompute, mtp, cuda_graph, a2a_overlap and pp_layout fill the layout. Documented defaults for blank
-// software-stack columns: dispatcher "alltoall" (also for "recipe default" / "n/a"), recompute "none",
-// cuda_graph "none", a2a_overlap 0, mtp 0, precision BF16, etp 1, cp 1, vpp 1, and ep 1 for a dense model (a
-// blank ep skips an MoE row). Rows whose metric is not a step
-// prediction (time-to-train, scaling percentages), whose parallel sizes are missing, or whose names do not
-// resolve are skipped with the reason. The FLOP definition follows the row's framework: MaxText/JAX ->
-// maxtext, TorchTitan -> torchtitan, everything else -> megatron. A framework naming PyTorch FSDP2 runs as
-// `fsdp` unless an `fsdp` column says 0 or 1; an `fsdp_reshard_after_forward` column (blank = on) sets that.
+// Row -> case: model and hardware resolve through the catalog aliases; every column named like a layout field
+// fills that field (predict/row_layout.hpp: the field table of layout/layout_fields.hpp, with the table's
+// conventions for blanks and dispatcher spellings). Documented defaults for blank software-stack columns:
+// dispatcher "alltoall" (also for "recipe default" / "n/a"), recompute "none", cuda_graph "none", a2a_overlap 0,
+// mtp 0, precision BF16, etp 1, cp 1, vpp 1, and ep 1 for a dense model (a blank ep skips an MoE row). Then the
+// dataset rules (data/rules/, predict/dataset_rules.hpp) add what the row's sources say: the TE release of its
+// container, Megatron-Bridge's BF16 gradient reduce and moments, FP8 attention, FSDP2 for a framework naming it
+// (unless an `fsdp` column says 0 or 1), and the FLOP definition of its framework (MaxText/JAX -> maxtext,
+// TorchTitan -> torchtitan, else megatron). A PP/VPP split without its pp_layout whose layers do not divide gets
+// the balanced layout (predict/default_pipeline_layout.hpp). Rows whose metric is not a step prediction
+// (time-to-train, scaling percentages), whose parallel sizes are missing, or whose names do not resolve are
+// skipped with the reason.
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "config/csv_table.hpp"
+#include "predict/dataset_rules.hpp"
 #include "predict/predict_step.hpp"
+#include "report/validation_result.hpp"
 
 namespace moesim::predict {
 
-struct ValidationRow {
-  std::string id;
-  std::string metric;
-  double measured = 0;
-  std::optional<double> predicted;  // absent when skipped
-  std::string skipped;              // the reason, when skipped
-  std::string model, hardware, layout;
-  // The row's input columns as read (every column but id, metric, value, unit, source and notes): what a ladder
-  // step changed.
-  std::map<std::string, std::string> inputs;
-  double error_pct() const { return predicted ? 100.0 * (*predicted - measured) / measured : 0.0; }
-};
+// The result types are plain data in report/ (which formats them: report/validation_report.hpp).
+using report::LadderStep;
+using report::ValidationResult;
+using report::ValidationRow;
+using report::ValidationSummary;
 
-struct ValidationSummary {
-  int n = 0;  // rows predicted
-  int skipped = 0;
-  double median_abs_error_pct = 0, p90_abs_error_pct = 0, max_abs_error_pct = 0;
-};
-
-struct ValidationResult {
-  std::vector<ValidationRow> rows;
-  ValidationSummary summary;
-};
-
-// `resolve_model` / `resolve_system` map a table name to a catalog entry (throwing ConfigError when unknown).
+// How a table's names and sources are read: `model` / `system` map a table name to a catalog entry (throwing
+// ConfigError when unknown); `rules` are the dataset rules (predict/dataset_rules.hpp, required).
 struct Resolvers {
   std::function<model::ModelSpec(const std::string&)> model;
   std::function<topology::SystemSpec(const std::string&)> system;
+  std::shared_ptr<const DatasetRules> rules;
 };
+
+// The columns validate cannot read a row without: id, metric, value, model, hardware, gpus, tp, pp, mbs, gbs, seq
+// (the others of groundtruth.csv's schema may be absent, as if blank).
+const std::vector<std::string>& required_columns();
+// Throws ConfigError naming the table's file and what is wrong when a required column is missing: an empty
+// table, one that is not CSV text (control bytes in its header, e.g. a binary file), or one of another schema
+// (the missing columns, each with a did-you-mean among the table's own).
+void require_columns(const config::CsvTable& table);
 
 // Rows are predicted on `jobs` threads (0 = one per hardware thread); the result does not depend on it (each row's
 // prediction is independent and lands in its row's slot).
+// The table's columns are checked first (require_columns).
 ValidationResult validate_table(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base = {},
                                 int jobs = 0);
 
@@ -75,22 +74,8 @@ RowCase case_from_row(const std::map<std::string, std::string>& row, const Resol
 
 // Consecutive rows read as the steps of an optimisation ladder (each changes one thing): for every predicted row
 // after a predicted predecessor, the measured and predicted change and whether the prediction moves the same way.
-// Steps whose measurement moves by at most `threshold_pct` are not judged (the 3 %).
-struct LadderStep {
-  std::string from, to;
-  double measured_change_pct = 0, predicted_change_pct = 0;
-  bool judged = false;   // |measured change| > threshold
-  bool same_direction = false;
-  // Input columns whose text differs between the two rows. Empty means the step's change is not in the table (a
-  // ladder step described only in prose): no prediction from the rows can move, and the table says so.
-  std::vector<std::string> changed_columns;
-};
-// A predicted change under 0.1 % counts as no move (so never as the measured direction).
+// Steps whose measurement moves by at most `threshold_pct` are not judged (the 3 %). A predicted change
+// under 0.1 % counts as no move (so never as the measured direction).
 std::vector<LadderStep> ladder_steps(const ValidationResult& r, double threshold_pct = 3.0);
-std::string to_text_table(const std::vector<LadderStep>& steps);
-
-std::string to_json_text(const ValidationResult& r);
-std::string to_text_table(const ValidationResult& r);
-std::string to_markdown(const ValidationResult& r);  // the README's accuracy table
 
 }  // namespace moesim::predict

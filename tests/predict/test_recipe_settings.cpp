@@ -6,10 +6,17 @@
 
 #include "config/csv_table.hpp"
 #include "core/error.hpp"
+#include "predict/dataset_rules.hpp"
 #include "predict/recipe_settings.hpp"
 
 namespace {
 using namespace moesim;
+
+// The repository's spellings (data/rules/cell_spellings.json).
+const predict::CellSpellings& spellings() {
+  static const auto rules = predict::load_dataset_rules(MOESIM_SOURCE_DIR);
+  return rules.spellings;
+}
 
 config::CsvTable measurements() {
   return config::parse_csv(
@@ -27,7 +34,7 @@ config::CsvTable recipes(const std::string& body) {
 std::string message(const config::CsvTable& r) {
   auto t = measurements();
   try {
-    predict::apply_recipe_settings(t, r);
+    predict::apply_recipe_settings(t, r, spellings());
   } catch (const ConfigError& e) {
     return e.what();
   }
@@ -36,16 +43,16 @@ std::string message(const config::CsvTable& r) {
 }  // namespace
 
 TEST_CASE("unstated cells: blank, recipe default, and marked guesses") {
-  CHECK(predict::cell_is_unstated(""));
-  CHECK(predict::cell_is_unstated("  "));
-  CHECK(predict::cell_is_unstated("recipe default"));
-  CHECK(predict::cell_is_unstated("Recipe default (DeepEP/HybridEP)"));
-  CHECK(predict::cell_is_unstated("hybridep (likely)"));
-  CHECK(predict::cell_is_unstated("selective: mla_up_proj (assumed, MB 25.11 GB200 recipe)"));
-  CHECK_FALSE(predict::cell_is_unstated("none"));
-  CHECK_FALSE(predict::cell_is_unstated("0"));
-  CHECK_FALSE(predict::cell_is_unstated("selective: mla_up_proj (recipe)"));
-  CHECK_FALSE(predict::cell_is_unstated("partial"));
+  CHECK(predict::cell_is_unstated("", spellings()));
+  CHECK(predict::cell_is_unstated("  ", spellings()));
+  CHECK(predict::cell_is_unstated("recipe default", spellings()));
+  CHECK(predict::cell_is_unstated("Recipe default (DeepEP/HybridEP)", spellings()));
+  CHECK(predict::cell_is_unstated("hybridep (likely)", spellings()));
+  CHECK(predict::cell_is_unstated("selective: mla_up_proj (assumed, MB 25.11 GB200 recipe)", spellings()));
+  CHECK_FALSE(predict::cell_is_unstated("none", spellings()));
+  CHECK_FALSE(predict::cell_is_unstated("0", spellings()));
+  CHECK_FALSE(predict::cell_is_unstated("selective: mla_up_proj (recipe)", spellings()));
+  CHECK_FALSE(predict::cell_is_unstated("partial", spellings()));
 }
 
 TEST_CASE("refinements: a bare partial graph gets its scopes, a bare flex dispatcher its backend") {
@@ -69,7 +76,8 @@ TEST_CASE("recipe lines fill unstated cells and never replace a stated one") {
                  "GT2,dispatcher,hybridep,M,recipe.py@abc\n"
                  "GT2,cuda_graph,full,M,recipe.py@abc\n"  // stated ("partial") and not a refinement: skipped
                  "GT3,dispatcher,deepep,L,recipe.py@abc\n"
-                 "GT3,recompute,\"selective: mlp\",L,recipe.py@abc\n"));
+                 "GT3,recompute,\"selective: mlp\",L,recipe.py@abc\n"),
+      spellings());
   REQUIRE(filled.size() == 4);
   CHECK(filled[0].id == "GT1");
   CHECK(filled[0].column == "cuda_graph");

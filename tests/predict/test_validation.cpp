@@ -4,16 +4,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <optional>
-
-#include <nlohmann/json.hpp>
 
 #include "config/csv_table.hpp"
 #include "kernels/efficiency_param_names.hpp"
 #include "kernels/roofline_model.hpp"
-#include "predict/container_versions.hpp"
+#include "predict/dataset_rules.hpp"
 #include "predict/param_fit.hpp"
 #include "predict/validation.hpp"
+#include "report/validation_report.hpp"
 #include "predict_cases.hpp"
 
 namespace {
@@ -30,12 +30,18 @@ std::string row(const std::string& id, const std::string& metric, const std::str
          metric + "," + value + ",unit,test,notes\n";
 }
 
+// The repository's dataset rules (data/rules/), read once.
+std::shared_ptr<const predict::DatasetRules> rules() {
+  static const auto loaded = std::make_shared<const predict::DatasetRules>(predict::load_dataset_rules(MOESIM_SOURCE_DIR));
+  return loaded;
+}
+
 predict::Resolvers resolvers() {
   return {[](const std::string& name) {
             if (name != "small-moe") throw ConfigError({{"<test>", "", "unknown model \"" + name + "\""}});
             return test::h100x8().model;
           },
-          [](const std::string& name) { return test::systems().resolve(name); }};
+          [](const std::string& name) { return test::systems().resolve(name); }, rules()};
 }
 
 // One small-moe row on 8 H100 as a column map (TP1 PP2 EP4, 32 x 4096 tokens, 100 TFLOPS measured), plus `extra`.
@@ -119,39 +125,13 @@ TEST_CASE("a blank ep skips an MoE row and means no EP for a dense model") {
   // A dense model (Llama 3.1 8B from the catalog) with ep blank is predicted with EP1.
   const auto dense = model::load_model_file(std::string(MOESIM_SOURCE_DIR) + "/models/llama3.1-8b.json");
   predict::Resolvers rs{[&](const std::string&) { return dense; },
-                        [](const std::string& name) { return test::systems().resolve(name); }};
+                        [](const std::string& name) { return test::systems().resolve(name); }, rules()};
   const auto d = predict::validate_table(
       config::parse_csv(kHeader + "D,llama,DGX-H100,8,1,1,,,,,8,1,8,4096,BF16,Megatron-Core,,,,,,,,tflops_per_gpu,400,u,s,n\n", "t.csv"), rs);
   REQUIRE(d.rows.size() == 1);
   CHECK(d.rows[0].skipped.empty());
   REQUIRE(d.rows[0].predicted.has_value());
   CHECK(d.rows[0].layout.find("EP1 ") != std::string::npos);
-}
-
-TEST_CASE("JSON and text renderings of a validation result") {
-  predict::ValidationResult r;
-  predict::ValidationRow a;
-  a.id = "A";
-  a.metric = "tflops_per_gpu";
-  a.measured = 200;
-  a.predicted = 250;
-  a.model = "m";
-  a.hardware = "h";
-  predict::ValidationRow b;
-  b.id = "B";
-  b.skipped = "why";
-  r.rows = {a, b};
-  r.summary = {1, 1, 25, 25, 25};
-  const auto j = nlohmann::json::parse(predict::to_json_text(r));
-  CHECK(j["rows"][0] == nlohmann::json{{"id", "A"}, {"metric", "tflops_per_gpu"}, {"measured", 200.0}, {"predicted", 250.0}, {"error_pct", 25.0}});
-  CHECK(j["rows"][1] == nlohmann::json{{"id", "B"}, {"skipped", "why"}});
-  CHECK(j["summary"] == nlohmann::json{{"n", 1}, {"skipped", 1}, {"median_abs_error_pct", 25.0}, {"p90_abs_error_pct", 25.0},
-                                       {"max_abs_error_pct", 25.0}});
-  const auto text = predict::to_text_table(r);
-  CHECK(text.find("A      tflops_per_gpu                200.0      250.0   +25.0%  m / h\n") != std::string::npos);
-  CHECK(text.find("B      skipped: why\n") != std::string::npos);
-  CHECK(text.find("rows predicted 1, skipped 1; |error| median 25.0%, p90 25.0%, max 25.0%\n") != std::string::npos);
-  CHECK(predict::to_markdown(r).find("| A | m | h | tflops_per_gpu | 200.0 | 250.0 | +25.0% |\n") != std::string::npos);
 }
 
 TEST_CASE("ladder steps: consecutive predicted rows, direction judged only beyond 3 %") {
@@ -190,7 +170,7 @@ TEST_CASE("ladder steps: consecutive predicted rows, direction judged only beyon
   CHECK(steps[2].predicted_change_pct == doctest::Approx(-20.0).epsilon(1e-12));
   CHECK(steps[2].judged);
   CHECK_FALSE(steps[2].same_direction);
-  const auto text = predict::to_text_table(steps);
+  const auto text = report::to_text_table(steps);
   CHECK(text.find("A      -> B         +10.0%      +5.0%  same                                dispatcher, mtp\n") !=
         std::string::npos);
   CHECK(text.find("F      -> G        +100.0%     -20.0%  WRONG                               (none: the change is not "
@@ -292,9 +272,9 @@ TEST_CASE("validate_table: the result does not depend on the number of worker th
     body += row("R" + std::to_string(i), i % 2 ? "tflops_per_gpu" : "step_time_s", std::to_string(100 + i));
   body += row("U", "tflops_per_gpu", "100", "no-such-model");
   const auto table = config::parse_csv(kHeader + body, "t.csv");
-  const auto one = predict::to_json_text(predict::validate_table(table, resolvers(), {}, 1));
-  CHECK(predict::to_json_text(predict::validate_table(table, resolvers(), {}, 3)) == one);
-  CHECK(predict::to_json_text(predict::validate_table(table, resolvers(), {}, 0)) == one);
+  const auto one = report::to_json_text(predict::validate_table(table, resolvers(), {}, 1));
+  CHECK(report::to_json_text(predict::validate_table(table, resolvers(), {}, 3)) == one);
+  CHECK(report::to_json_text(predict::validate_table(table, resolvers(), {}, 0)) == one);
   CHECK(one.find("\"id\": \"U\"") != std::string::npos);
 }
 
@@ -315,17 +295,17 @@ TEST_CASE("refitting never rewards a value at which rows stop being predictable"
 
 TEST_CASE("the TE release of a row comes from the container or guide its source names") {
   using layout::TeVersion;
-  CHECK(predict::te_version_from_source("docs/performance-summary-archive.md (25.11 NeMo container)") == TeVersion{2, 9});
-  CHECK(predict::te_version_from_source("archive (26.02 NeMo container); recipe @cfeddcd94") == TeVersion{2, 12});
-  CHECK(predict::te_version_from_source("archive (26.04.01 NeMo container)") == TeVersion{2, 14});
-  CHECK(predict::te_version_from_source("results/theia_ngpu512_ngc26.04_nemo/gpt_oss_20b") == TeVersion{2, 14});
-  CHECK(predict::te_version_from_source("performance-summary.md (26.08 NeMo container)") == layout::kLatestTeVersion);
-  CHECK(predict::te_version_from_source("archive (25.10 NeMo container)") == TeVersion{2, 7});  // 25.09's, not 2.16
-  CHECK(predict::te_version_from_source("archive (26.04.02 NeMo container)") == TeVersion{2, 14});
-  CHECK_FALSE(predict::te_version_from_source("archive (25.07 NeMo container)").has_value());  // before the table
-  CHECK(predict::te_version_from_source("NVIDIA/Megatron-LM docs/discussions/deepseek-v3-gb200-optimization/*.md") ==
+  CHECK(rules()->te_version_from_source("docs/performance-summary-archive.md (25.11 NeMo container)") == TeVersion{2, 9});
+  CHECK(rules()->te_version_from_source("archive (26.02 NeMo container); recipe @cfeddcd94") == TeVersion{2, 12});
+  CHECK(rules()->te_version_from_source("archive (26.04.01 NeMo container)") == TeVersion{2, 14});
+  CHECK(rules()->te_version_from_source("results/theia_ngpu512_ngc26.04_nemo/gpt_oss_20b") == TeVersion{2, 14});
+  CHECK(rules()->te_version_from_source("performance-summary.md (26.08 NeMo container)") == layout::kLatestTeVersion);
+  CHECK(rules()->te_version_from_source("archive (25.10 NeMo container)") == TeVersion{2, 7});  // 25.09's, not 2.16
+  CHECK(rules()->te_version_from_source("archive (26.04.02 NeMo container)") == TeVersion{2, 14});
+  CHECK_FALSE(rules()->te_version_from_source("archive (25.07 NeMo container)").has_value());  // before the table
+  CHECK(rules()->te_version_from_source("NVIDIA/Megatron-LM docs/discussions/deepseek-v3-gb200-optimization/*.md") ==
         TeVersion{2, 9});
-  CHECK_FALSE(predict::te_version_from_source("arXiv 2407.21783 Llama 3 Herd of Models").has_value());
+  CHECK_FALSE(rules()->te_version_from_source("arXiv 2407.21783 Llama 3 Herd of Models").has_value());
 
   // In a row: the source decides; without one the layout default (the newest TE) stays.
   auto r = small_row({{"source", "docs (25.11 NeMo container)"}});

@@ -12,7 +12,7 @@
 #include "layout/layout_loader.hpp"
 #include "layout/pipeline_layout.hpp"
 #include "layout/schedule_counts.hpp"
-#include "memory/model_facts.hpp"
+#include "memory/model_facts_from_spec.hpp"
 #include "model/model_loader.hpp"
 #include "topology/system_catalog.hpp"
 #include "workload/dp_strategy.hpp"
