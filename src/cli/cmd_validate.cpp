@@ -103,7 +103,8 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     const auto root = config::data_dir(ctx.data_dir);
     const std::string csv = !args->csv.empty() ? args->csv : (root / "data" / "measurements" / "groundtruth.csv").string();
     auto table = config::read_csv(csv);
-    predict::require_columns(table);  // a table of another shape is a bad config (exit 2), not "0 rows predicted"
+    // A table of another shape is a bad config (exit 2), not "no predictable row".
+    predict::require_columns(table);
     // Recipe settings: cells the measurements table leaves unstated, from the recipes the benchmarks ran.
     const std::string recipes = !args->recipes.empty() ? args->recipes
                                 : args->csv.empty()    ? (root / "data" / "measurements" / "groundtruth_recipes.csv").string()
