@@ -128,7 +128,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
       request.kernel_model_for = [&](const kernels::KernelEfficiencyParams& k) {
         return select_kernel_model_per_gpu(args->kernel_model, ctx, k).model;
       };
-      ctx.out << predict::to_text(predict::fit_param(table, r, base, request));
+      ctx.out << report::to_text(predict::fit_param(table, r, base, request));
       return;
     }
     if (!args->explain.empty()) {
