@@ -103,7 +103,8 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     const auto root = config::data_dir(ctx.data_dir);
     const std::string csv = !args->csv.empty() ? args->csv : (root / "data" / "measurements" / "groundtruth.csv").string();
     auto table = config::read_csv(csv);
-    predict::require_columns(table);  // a table of another shape is a bad config (exit 2), not "0 rows predicted"
+    // A table of another shape is a bad config (exit 2), not "no predictable row".
+    predict::require_columns(table);
     // Recipe settings: cells the measurements table leaves unstated, from the recipes the benchmarks ran.
     const std::string recipes = !args->recipes.empty() ? args->recipes
                                 : args->csv.empty()    ? (root / "data" / "measurements" / "groundtruth_recipes.csv").string()
@@ -127,7 +128,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
       request.kernel_model_for = [&](const kernels::KernelEfficiencyParams& k) {
         return select_kernel_model_per_gpu(args->kernel_model, ctx, k).model;
       };
-      ctx.out << predict::to_text(predict::fit_param(table, r, base, request));
+      ctx.out << report::to_text(predict::fit_param(table, r, base, request));
       return;
     }
     if (!args->explain.empty()) {

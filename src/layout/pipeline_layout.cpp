@@ -341,7 +341,8 @@ std::string balanced_pipeline_layout(int num_layers, int pp, int vpp, int mtp, c
   n[static_cast<std::size_t>(stages - 1)] = last;
   if (stages > 1) {
     const int rest = layers - last, others = stages - 1;
-    for (int i = 0; i < others; ++i) n[static_cast<std::size_t>(i)] = rest / others + (i >= others - rest % others ? 1 : 0);
+    for (int i = 0; i < others; ++i)
+      n[static_cast<std::size_t>(i)] = rest / others + (i >= others - rest % others ? 1 : 0);
   }
   std::string out;
   for (int i = 0; i < stages; ++i) {

@@ -30,16 +30,8 @@ struct ParamFitRequest {
   KernelModelFactory kernel_model_for;
 };
 
-struct ParamFit {
-  std::string name;
-  double best = 0;
-  double objective_at_best = 0;     // mean |ln(predicted / measured)|
-  double current = 0;               // the value in `base` (the built-in default unless --param set it)
-  double objective_at_current = 0;
-  ValidationSummary summary_at_best, summary_at_current;
-  std::vector<std::string> informing_rows;
-  int rows = 0;                     // rows in the objective
-};
+// The fit's result is plain data in report/ (report/validation_result.hpp), which prints it.
+using report::ParamFit;
 
 // Every name --param and --fit accept: the step parameters, then the named kernel constants.
 std::vector<std::string> general_param_names();
@@ -53,9 +45,5 @@ double mean_abs_log_ratio(const ValidationResult& r);
 // a kernel constant's range (InternalError for a kernel constant without `kernel_model_for`).
 ParamFit fit_param(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base,
                         const ParamFitRequest& request);
-
-// "fit framework_host_factor on 63 rows: best 3.34 (mean |ln(predicted/measured)| ...)", the current value's
-// figures and the informing rows.
-std::string to_text(const ParamFit& f);
 
 }  // namespace moesim::predict

@@ -17,8 +17,6 @@
 namespace moesim::predict {
 namespace {
 
-std::string col(const Row& row, const char* c) { return cell(row, c); }
-
 // "tokens_per_sec_per_gpu=N" in a row's notes (Megatron-Bridge rows publish both metrics); 0 when absent, when
 // the number does not end cleanly (end, ';', ')' or a space: "3,541" is not 3), or when marked "derived" (computed
 // from the TFLOPS by the table's authors, so it carries no FLOP definition of its own).
@@ -57,12 +55,12 @@ RowCase case_from_row(const std::map<std::string, std::string>& row, const Resol
   if (!resolve.rules) throw InternalError("case_from_row: no dataset rules (Resolvers::rules; see load_dataset_rules)");
   const DatasetRules& rules = *resolve.rules;
   RowCase rc;
-  rc.id = col(row, "id");
-  rc.metric = col(row, "metric");
+  rc.id = cell(row, "id");
+  rc.metric = cell(row, "metric");
   try {
-    rc.measured = std::stod(col(row, "value"));
+    rc.measured = std::stod(cell(row, "value"));
   } catch (const std::exception&) {
-    rc.skipped = "value \"" + col(row, "value") + "\" is not a number";
+    rc.skipped = "value \"" + cell(row, "value") + "\" is not a number";
     return rc;
   }
   const bool metric_ok = rc.metric == "tflops_per_gpu" || rc.metric == "tokens_per_sec_per_gpu" || rc.metric == "step_time_s";
@@ -71,7 +69,7 @@ RowCase case_from_row(const std::map<std::string, std::string>& row, const Resol
     return rc;
   }
   if (rc.metric == "tflops_per_gpu") {
-    if (const auto tokens = published_tokens_per_s(col(row, "notes")); tokens > 0)
+    if (const auto tokens = published_tokens_per_s(cell(row, "notes")); tokens > 0)
       rc.row_flops_per_token = rc.measured * 1e12 / tokens;
   }
   layout::Layout l;
@@ -80,7 +78,7 @@ RowCase case_from_row(const std::map<std::string, std::string>& row, const Resol
     return rc;
   }
   try {
-    Case c{resolve.model(col(row, "model")), resolve.system(col(row, "hardware")), l};
+    Case c{resolve.model(cell(row, "model")), resolve.system(cell(row, "hardware")), l};
     if (c.model.is_moe() && !integer_cell(row, "ep")) {
       rc.skipped = "column ep is blank for an MoE model";
       return rc;
@@ -158,8 +156,8 @@ ValidationResult validate_table(const config::CsvTable& table, const Resolvers& 
   auto predict_row = [&](std::size_t i) {
     const auto& row = table.rows[i];
     ValidationRow v;
-    v.model = col(row, "model");
-    v.hardware = col(row, "hardware");
+    v.model = cell(row, "model");
+    v.hardware = cell(row, "hardware");
     for (const auto& [name, text] : row)
       if (name != "id" && name != "metric" && name != "value" && name != "unit" && name != "source" && name != "notes")
         v.inputs[name] = text;

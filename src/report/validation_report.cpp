@@ -139,4 +139,24 @@ std::string explained_row_line(const std::string& id, const std::string& metric,
   return out.str();
 }
 
+std::string to_text(const ParamFit& f) {
+  char buf[512];
+  std::string out;
+  std::snprintf(buf, sizeof buf,
+                "fit %s on %d rows: best %.3g (mean |ln(predicted/measured)| %.3f; median |error| %.1f%%, p90 %.1f%%, "
+                "max %.1f%%)\n",
+                f.name.c_str(), f.rows, f.best, f.objective_at_best, f.summary_at_best.median_abs_error_pct,
+                f.summary_at_best.p90_abs_error_pct, f.summary_at_best.max_abs_error_pct);
+  out += buf;
+  std::snprintf(buf, sizeof buf, "  current %.3g: mean |ln| %.3f; median |error| %.1f%%, p90 %.1f%%, max %.1f%%\n",
+                f.current, f.objective_at_current, f.summary_at_current.median_abs_error_pct, f.summary_at_current.p90_abs_error_pct,
+                f.summary_at_current.max_abs_error_pct);
+  out += buf;
+  out += "  rows informing it (prediction moves > 1% across the bounds, " + std::to_string(f.informing_rows.size()) +
+         "):";
+  for (const auto& id : f.informing_rows) out += " " + id;
+  out += "\n";
+  return out;
+}
+
 }  // namespace moesim::report

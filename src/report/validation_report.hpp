@@ -28,4 +28,8 @@ std::string validation_text(const ValidationResult& r, const ValidationContext& 
 // The first line of `validate --explain ID`: "ID METRIC: measured M, predicted P (+E%)".
 std::string explained_row_line(const std::string& id, const std::string& metric, double measured, double predicted);
 
+// `validate --fit`: "fit framework_host_factor on 63 rows: best 3.34 (mean |ln(predicted/measured)| ...)", the
+// current value's figures and the informing rows.
+std::string to_text(const ParamFit& f);
+
 }  // namespace moesim::report

@@ -60,4 +60,16 @@ struct ValidationContext {
   std::optional<std::vector<LadderStep>> ladder;  // present with --ladder
 };
 
+// `validate --fit NAME=LO:HI` (predict/param_fit.hpp): one general parameter refitted to a whole table.
+struct ParamFit {
+  std::string name;
+  double best = 0;
+  double objective_at_best = 0;     // mean |ln(predicted / measured)|
+  double current = 0;               // the value in `base` (the built-in default unless --param set it)
+  double objective_at_current = 0;
+  ValidationSummary summary_at_best, summary_at_current;
+  std::vector<std::string> informing_rows;
+  int rows = 0;                     // rows in the objective
+};
+
 }  // namespace moesim::report

@@ -209,7 +209,7 @@ TEST_CASE("refitting one general parameter recovers the value that produced the 
   CHECK(fit.current == predict::PredictOptions{}.params.framework_host_factor);
   CHECK(fit.rows == 2);
   CHECK(fit.informing_rows == std::vector<std::string>{"E"});
-  CHECK(predict::to_text(fit).find("rows informing it (prediction moves > 1% across the bounds, 1): E\n") !=
+  CHECK(report::to_text(fit).find("rows informing it (prediction moves > 1% across the bounds, 1): E\n") !=
         std::string::npos);
 
   CHECK_THROWS_AS(predict::fit_param(table, resolvers(), {}, fit_request("framework_host_factor", 2.0, 1.0, 10)), ConfigError);

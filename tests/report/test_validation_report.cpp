@@ -109,3 +109,21 @@ TEST_CASE("the explained row's first line") {
         "GT001 tflops_per_gpu: measured 1000, predicted 1100 (+10.0%)\n");
   CHECK(report::explained_row_line("X", "step_time_s", 2.5, 2.0) == "X step_time_s: measured 2.5, predicted 2 (-20.0%)\n");
 }
+
+TEST_CASE("validate --fit's text") {
+  report::ParamFit f;
+  f.name = "framework_host_factor";
+  f.rows = 3;
+  f.best = 2;
+  f.objective_at_best = 0.05;
+  f.summary_at_best = {3, 0, 4, 5, 6};
+  f.current = 1;
+  f.objective_at_current = 0.1;
+  f.summary_at_current = {3, 0, 8, 9, 10};
+  f.informing_rows = {"A", "C"};
+  CHECK(report::to_text(f) ==
+        "fit framework_host_factor on 3 rows: best 2 (mean |ln(predicted/measured)| 0.050; median |error| 4.0%, p90 "
+        "5.0%, max 6.0%)\n"
+        "  current 1: mean |ln| 0.100; median |error| 8.0%, p90 9.0%, max 10.0%\n"
+        "  rows informing it (prediction moves > 1% across the bounds, 2): A C\n");
+}
