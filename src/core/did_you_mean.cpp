@@ -35,6 +35,8 @@ std::optional<std::string> nearest_name(std::string_view given, const std::vecto
   std::size_t best_d = limit + 1;
   for (const auto& c : candidates) {
     const std::size_t d = edit_distance(given, c);
+    // A name that shares no character position with the given one is no suggestion ("id" -> "a").
+    if (d >= std::min(given.size(), c.size())) continue;
     if (d < best_d) best_d = d, best = c;
   }
   if (best) return best;
@@ -42,6 +44,7 @@ std::optional<std::string> nearest_name(std::string_view given, const std::vecto
   if (g.size() < 3) return std::nullopt;
   for (const auto& c : candidates) {
     const std::string s = squash(c);
+    if (s.size() < 3) continue;
     if (s.find(g) != std::string::npos || g.find(s) != std::string::npos) return c;
   }
   return std::nullopt;

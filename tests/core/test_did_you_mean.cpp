@@ -32,3 +32,10 @@ TEST_CASE("picosecond conversion round-trips") {
   CHECK(seconds_to_ps(1.5e-12) == 2);
   CHECK(ps_to_seconds(seconds_to_ps(12.345678)) == doctest::Approx(12.345678).epsilon(1e-12));
 }
+
+TEST_CASE("a name that differs in every position is not suggested") {
+  const std::vector<std::string> header{"a", "b"};
+  CHECK_FALSE(nearest_name("id", header).has_value());
+  CHECK_FALSE(nearest_name("mbs", header).has_value());
+  CHECK(nearest_name("tpp", {"tp", "pp"}).value() == "tp");
+}
