@@ -22,9 +22,4 @@ inline constexpr double kTera = 1e12;
 Picoseconds seconds_to_ps(double seconds);
 inline constexpr double ps_to_seconds(Picoseconds ps) { return static_cast<double>(ps) / kPicosecondsPerSecond; }
 
-// "1.23 s", "456 ms", "7.8 us": for human-readable reports only.
-std::string format_seconds(double seconds);
-// "12.3 GiB"
-std::string format_gib(double bytes);
-
 }  // namespace moesim

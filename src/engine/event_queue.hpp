@@ -29,7 +29,6 @@ class EventQueue {
     heap_.pop();
     return e;
   }
-  std::uint64_t pushed() const { return next_seq_; }
 
  private:
   struct Later {

@@ -58,7 +58,6 @@ class FlowSolver {
 
   double rate_Bps(FlowId id) const { return flows_[static_cast<std::size_t>(id)].rate * kPicosecondsPerSecond; }
   Picoseconds predicted_end(FlowId id) const { return flows_[static_cast<std::size_t>(id)].predicted_end; }
-  std::size_t active_flows() const { return active_count_; }
   // Bytes carried by each link, summed over completed flows (each flow's delivered bytes on every hop).
   const std::vector<double>& link_bytes() const { return link_bytes_; }
   const Stats& stats() const { return stats_; }

@@ -165,13 +165,6 @@ std::string_view to_string(RecomputeGranularity g) { return name_of(granularity_
 std::string_view to_string(RecomputeMethod m) { return name_of(method_table(), m); }
 std::string_view to_string(RecomputeModule m) { return name_of(module_table(), m); }
 
-std::vector<std::string> precision_names() { return canonical_names(precision_table()); }
-std::vector<std::string> dispatcher_names() { return canonical_names(dispatcher_table()); }
-std::vector<std::string> cuda_graph_names() { return canonical_names(cuda_graph_table()); }
-std::vector<std::string> grouped_gemm_names() { return canonical_names(grouped_gemm_table()); }
-std::vector<std::string> dtype_names() { return canonical_names(dtype_table()); }
-std::vector<std::string> recompute_module_names() { return canonical_names(module_table()); }
-
 Precision parse_precision(std::string_view text) {
   std::string key = normalise(text);
   for (char& c : key)
@@ -211,7 +204,6 @@ std::string cuda_graph_text(CudaGraph mode, std::uint32_t scopes) {
   if (mode != CudaGraph::partial || scopes == kDefaultGraphScopes) return out;
   return out + ": " + names_of_bits(graph_scope_table(), scopes);
 }
-std::vector<std::string> graph_scope_names() { return canonical_names(graph_scope_table()); }
 GroupedGemm parse_grouped_gemm(std::string_view text) {
   std::string key = normalise(text);
   for (char& c : key)

@@ -186,14 +186,6 @@ std::string_view to_string(RecomputeGranularity g);
 std::string_view to_string(RecomputeMethod m);
 std::string_view to_string(RecomputeModule m);
 
-// All valid names, for help texts and did-you-mean.
-std::vector<std::string> precision_names();
-std::vector<std::string> dispatcher_names();
-std::vector<std::string> cuda_graph_names();
-std::vector<std::string> grouped_gemm_names();
-std::vector<std::string> dtype_names();
-std::vector<std::string> recompute_module_names();
-
 // Parsers. Case-insensitive; a trailing parenthesised note is ignored ("MXFP8 (routed experts only)",
 // "selective: mla_up_proj (recipe)"), so values copied from groundtruth.csv read as they are.
 // On a bad value they throw std::invalid_argument whose message lists the valid names with a did-you-mean.
@@ -205,7 +197,6 @@ CudaGraph parse_cuda_graph(std::string_view text);
 // error); and back: "partial" alone when the scopes are the default, else "partial: a,b" in GraphScope order.
 CudaGraphSetting parse_cuda_graph_setting(std::string_view text);
 std::string cuda_graph_text(CudaGraph mode, std::uint32_t scopes);
-std::vector<std::string> graph_scope_names();
 GroupedGemm parse_grouped_gemm(std::string_view text);
 Dtype parse_dtype(std::string_view text);
 RecomputeModule parse_recompute_module(std::string_view text);

@@ -242,42 +242,4 @@ CaseSpec read_case(const config::Json& json, const std::string& file, Diagnostic
   return c;
 }
 
-config::Json to_json(const Layout& l) {
-  config::Json j = config::Json::object();
-  j["gpus"] = l.gpus;
-  j["tp"] = l.tp;
-  j["pp"] = l.pp;
-  j["vpp"] = l.vpp;
-  j["cp"] = l.cp;
-  j["ep"] = l.ep;
-  j["etp"] = l.etp;
-  j["mbs"] = l.mbs;
-  j["gbs"] = l.gbs;
-  j["seq"] = l.seq;
-  j["precision"] = std::string(to_string(l.precision));
-  j["dispatcher"] = std::string(to_string(l.dispatcher));
-  j["recompute"] = l.recompute.to_string();
-  j["cuda_graph"] = cuda_graph_text(l.cuda_graph, l.cuda_graph_scopes);
-  j["grouped_gemm"] = std::string(to_string(l.grouped_gemm));
-  j["a2a_overlap"] = l.a2a_overlap;
-  j["tp_comm_overlap"] = l.tp_comm_overlap;
-  j["mtp"] = l.mtp;
-  if (!l.pp_layout.empty()) j["pp_layout"] = l.pp_layout;
-  if (l.sequence_parallel) j["sequence_parallel"] = *l.sequence_parallel;
-  j["account_for_embedding_in_pipeline_split"] = l.account_for_embedding_in_pipeline_split;
-  j["account_for_loss_in_pipeline_split"] = l.account_for_loss_in_pipeline_split;
-  j["distributed_optimizer"] = l.distributed_optimizer;
-  j["fsdp"] = l.fsdp;
-  j["fsdp_reshard_after_forward"] = l.fsdp_reshard_after_forward;
-  j["grad_reduce_dtype"] = std::string(to_string(l.grad_reduce_dtype));
-  j["optimizer_moment_dtype"] = std::string(to_string(l.optimizer_moment_dtype));
-  j["fp8_param_gather"] = l.fp8_param_gather;
-  j["fp8_attention"] = l.fp8_attention;
-  if (l.expert_capacity_factor) j["expert_capacity_factor"] = *l.expert_capacity_factor;
-  j["pad_expert_input_to_capacity"] = l.pad_expert_input_to_capacity;
-  j["te_version"] = to_string(l.te_version);
-  j["cpu_binding"] = l.cpu_binding;
-  return j;
-}
-
 }  // namespace moesim::layout

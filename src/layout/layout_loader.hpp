@@ -37,7 +37,4 @@ struct CaseSpec {
 };
 CaseSpec read_case(const config::Json& json, const std::string& file, Diagnostics& diags);
 
-// Snake_case JSON of every field with canonical values; read_layout(to_json(l)) == l.
-config::Json to_json(const Layout& layout);
-
 }  // namespace moesim::layout

@@ -67,7 +67,7 @@ struct StageAssignment {
 // Throws InfeasibleError listing every problem (bad string, wrong counts, not divisible).
 StageAssignment assign_stages(const Layout& layout, const ModelFacts& facts);
 
-// The problems assign_stages would throw for, without throwing (used by validate()).
+// The problems assign_stages would throw for, without throwing (used by check_feasibility()).
 std::vector<std::string> stage_problems(const Layout& layout, const ModelFacts& facts);
 
 // Whether Megatron's even split can place `num_layers` decoder layers for `layout` (no pp_layout given): the

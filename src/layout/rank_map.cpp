@@ -152,20 +152,7 @@ std::vector<std::vector<int>> RankMap::groups(Dim d) const {
   return out;
 }
 
-std::vector<int> RankMap::group_of(int rank, Dim d) const {
-  if (rank < 0 || rank >= world_) throw InternalError("rank " + std::to_string(rank) + " outside the world");
-  const DimSpec s = spec(d);
-  const int* sizes = s.expert ? expert_ : attn_;
-  int fixed[4];
-  decompose(rank, sizes, fixed);
-  return group_through(fixed, sizes, s.mask);
-}
-
 int domain_of(int rank, const ScaleUpDomain& domain) { return rank / domain.used; }
-
-int gpu_of(int rank, const ScaleUpDomain& domain) {
-  return domain_of(rank, domain) * domain.size + rank % domain.used;
-}
 
 DimPlacement placement(const RankMap& map, Dim d, const ScaleUpDomain& domain) {
   if (domain.used < 1 || domain.used > domain.size)
@@ -182,12 +169,6 @@ DimPlacement placement(const RankMap& map, Dim d, const ScaleUpDomain& domain) {
     p.max_domains_per_group = std::max(p.max_domains_per_group, static_cast<int>(domains.size()));
   }
   return p;
-}
-
-std::vector<DimPlacement> placement(const RankMap& map, const ScaleUpDomain& domain) {
-  std::vector<DimPlacement> out;
-  for (Dim d : all_dims()) out.push_back(placement(map, d, domain));
-  return out;
 }
 
 }  // namespace moesim::layout

@@ -56,8 +56,6 @@ class RankMap {
   int num_groups(Dim d) const { return world_ / group_size(d); }
   // All groups of a dimension, in Megatron's order.
   std::vector<std::vector<int>> groups(Dim d) const;
-  // The group holding `rank`, ascending.
-  std::vector<int> group_of(int rank, Dim d) const;
 
  private:
   int world_;
@@ -73,7 +71,6 @@ struct ScaleUpDomain {
 };
 
 int domain_of(int rank, const ScaleUpDomain& domain);  // rank / used
-int gpu_of(int rank, const ScaleUpDomain& domain);     // physical GPU index, counting unused GPUs
 
 // How one dimension's groups sit on scale-up domains.
 struct DimPlacement {
@@ -81,11 +78,9 @@ struct DimPlacement {
   int group_size = 1;
   int num_groups = 1;
   int max_domains_per_group = 1;  // the most domains any one group spans
-  bool intra_domain() const { return max_domains_per_group == 1; }
 };
 
 // Throws InternalError unless 1 <= used <= size.
 DimPlacement placement(const RankMap& map, Dim d, const ScaleUpDomain& domain);
-std::vector<DimPlacement> placement(const RankMap& map, const ScaleUpDomain& domain);  // all_dims() order
 
 }  // namespace moesim::layout

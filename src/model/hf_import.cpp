@@ -238,22 +238,4 @@ ModelSpec read_hf_config(const config::Document& doc, Diagnostics& diags) {
   return m;
 }
 
-ModelSpec import_hf_config_file(const std::filesystem::path& path) {
-  Diagnostics diags;
-  const config::Document doc = config::load_file(path, diags);
-  diags.throw_if_any();
-  ModelSpec m = read_hf_config(doc, diags);
-  diags.throw_if_any();
-  return m;
-}
-
-ModelSpec import_hf_config_text(const std::string& text, const std::string& name) {
-  Diagnostics diags;
-  const config::Document doc = config::parse_text(text, name, diags);
-  diags.throw_if_any();
-  ModelSpec m = read_hf_config(doc, diags);
-  diags.throw_if_any();
-  return m;
-}
-
 }  // namespace moesim::model

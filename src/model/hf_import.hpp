@@ -25,9 +25,6 @@ namespace moesim::model {
 // Architectures (HF class names) the importer understands, for error messages and docs.
 std::vector<std::string> supported_hf_architectures();
 
-ModelSpec import_hf_config_file(const std::filesystem::path& path);
-ModelSpec import_hf_config_text(const std::string& text, const std::string& name);
-
 // Reads a parsed config.json, adding problems to `diags`. The spec's name is the folder holding
 // "config.json" (HF's repository layout), or the file's stem for any other file name.
 ModelSpec read_hf_config(const config::Document& doc, Diagnostics& diags);

@@ -122,13 +122,4 @@ ModelSpec load_model_file(const std::filesystem::path& path) {
   return m;
 }
 
-ModelSpec parse_model_text(const std::string& text, const std::string& name) {
-  Diagnostics diags;
-  const config::Document doc = config::parse_text(text, name, diags);
-  diags.throw_if_any();
-  ModelSpec m = read_model_document(doc, diags);
-  diags.throw_if_any();
-  return m;
-}
-
 }  // namespace moesim::model

@@ -20,9 +20,6 @@ namespace moesim::model {
 // Loads either format; throws ConfigError listing every problem.
 ModelSpec load_model_file(const std::filesystem::path& path);
 
-// Same for text in memory; `name` is reported as the file.
-ModelSpec parse_model_text(const std::string& text, const std::string& name);
-
 // Whether a parsed document is a Hugging Face config.json rather than a catalog file.
 bool is_hf_config(const config::Document& doc);
 

@@ -21,11 +21,8 @@ class CalibrationFigures {
  public:
   void add(std::string name, CalibrationFigure figure);
   bool empty() const noexcept { return figures_.empty(); }
-  std::vector<std::string> names() const;
   // nullptr when absent: callers fall back to the datasheet peak and say so.
   const CalibrationFigure* find(std::string_view name) const;
-  // Throws ConfigError naming `owner` (a part or system), with a did-you-mean among the known names.
-  const CalibrationFigure& at(std::string_view name, std::string_view owner) const;
 
  private:
   std::map<std::string, CalibrationFigure, std::less<>> figures_;

@@ -10,13 +10,6 @@ const std::vector<std::string>& math_dtype_names() {
 
 std::string_view to_string(MathDtype dtype) { return math_dtype_names()[static_cast<std::size_t>(dtype)]; }
 
-std::optional<MathDtype> parse_math_dtype(std::string_view name) {
-  const auto& names = math_dtype_names();
-  for (std::size_t i = 0; i < names.size(); ++i)
-    if (names[i] == name) return static_cast<MathDtype>(i);
-  return std::nullopt;
-}
-
 std::string_view to_string(SwitchKind kind) {
   switch (kind) {
     case SwitchKind::nvswitch: return "nvswitch";

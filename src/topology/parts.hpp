@@ -20,8 +20,6 @@ enum class MathDtype { fp32, tf32, bf16, fp16, fp8, mxfp8, fp4 };
 inline constexpr std::size_t kNumMathDtypes = 7;
 
 std::string_view to_string(MathDtype dtype);
-// Exact lower-case name ("bf16"); nullopt for anything else.
-std::optional<MathDtype> parse_math_dtype(std::string_view name);
 const std::vector<std::string>& math_dtype_names();
 
 struct GpuSpec {

@@ -218,25 +218,6 @@ SystemSpec SystemCatalog::resolve(const std::string& name_or_path) const {
   return system(name_or_path);
 }
 
-namespace {
-template <class Spec>
-const Spec& part_or_throw(const std::map<std::string, Spec, std::less<>>& parts, std::string_view name, const char* kind,
-                          const fs::path& dir) {
-  auto it = parts.find(name);
-  if (it != parts.end()) return it->second;
-  const auto known = keys_of(parts);
-  throw ConfigError({{dir.string(), "",
-                      "unknown " + std::string(kind) + " part \"" + std::string(name) + "\"" + did_you_mean(name, known) +
-                          "; known " + kind + " parts: " + join_names(known)}});
-}
-}  // namespace
-
-const GpuSpec& SystemCatalog::gpu(std::string_view name) const { return part_or_throw(gpus_, name, "gpu", root_ / "parts" / "gpu"); }
-const NicSpec& SystemCatalog::nic(std::string_view name) const { return part_or_throw(nics_, name, "nic", root_ / "parts" / "nic"); }
-const SwitchSpec& SystemCatalog::switch_part(std::string_view name) const {
-  return part_or_throw(switches_, name, "switch", root_ / "parts" / "switch");
-}
-
 std::vector<PartEntry> SystemCatalog::parts() const {
   std::vector<PartEntry> out;
   for (const auto& [n, p] : gpus_) out.push_back({"gpu", n, p.description});

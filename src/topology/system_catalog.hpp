@@ -41,9 +41,6 @@ class SystemCatalog {
   // Loads one system file against this catalog's parts (throws ConfigError).
   SystemSpec load_system_file(const std::filesystem::path& path) const;
 
-  const GpuSpec& gpu(std::string_view name) const;
-  const NicSpec& nic(std::string_view name) const;
-  const SwitchSpec& switch_part(std::string_view name) const;
   // Every part, sorted by kind then name.
   std::vector<PartEntry> parts() const;
 

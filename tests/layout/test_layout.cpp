@@ -88,7 +88,6 @@ TEST_CASE("precision names: canonical, case-insensitive, notes ignored, fp8 = fp
   CHECK(parse_precision("fp8-blockwise") == Precision::fp8_blockwise);
   CHECK(parse_precision("fp8_blockwise") == Precision::fp8_blockwise);
   CHECK(to_string(Precision::fp8_tensorwise) == "fp8-tensorwise");
-  CHECK(precision_names() == std::vector<std::string>{"bf16", "fp8-tensorwise", "fp8-blockwise", "mxfp8", "nvfp4"});
   CHECK(error_of([] { parse_precision("mxpf8"); }) ==
         "expected precision bf16 | fp8-tensorwise | fp8-blockwise | mxfp8 | nvfp4, got \"mxpf8\" (did you mean \"mxfp8\"?)");
 }

@@ -31,7 +31,7 @@ TEST_CASE("imported configs count exactly like the catalog files (parameters and
 }
 
 TEST_CASE("DeepSeek-V3 import keeps routing details") {
-  const ModelSpec m = import_hf_config_file(hf("deepseek-v3"));
+  const ModelSpec m = load_model_file(hf("deepseek-v3"));
   CHECK(m.moe.router_score == RouterScore::sigmoid);
   CHECK(m.moe.n_group == 8);
   CHECK(m.moe.topk_group == 4);
@@ -42,7 +42,7 @@ TEST_CASE("DeepSeek-V3 import keeps routing details") {
 }
 
 TEST_CASE("Qwen3-MoE layer rules: mlp_only_layers and decoder_sparse_step") {
-  const ModelSpec m = import_hf_config_text(R"({"architectures": ["Qwen3MoeForCausalLM"], "hidden_size": 256,
+  const ModelSpec m = model_from_text(R"({"architectures": ["Qwen3MoeForCausalLM"], "hidden_size": 256,
       "num_hidden_layers": 6, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "intermediate_size": 512,
       "moe_intermediate_size": 64, "num_experts": 8, "num_experts_per_tok": 2, "vocab_size": 100,
       "decoder_sparse_step": 2, "mlp_only_layers": [3]})",
@@ -53,7 +53,7 @@ TEST_CASE("Qwen3-MoE layer rules: mlp_only_layers and decoder_sparse_step") {
 }
 
 TEST_CASE("GPT-OSS without layer_types alternates windows; null q_lora_rank means no q compression") {
-  const ModelSpec g = import_hf_config_text(R"({"model_type": "gpt_oss", "hidden_size": 2880, "num_hidden_layers": 4,
+  const ModelSpec g = model_from_text(R"({"model_type": "gpt_oss", "hidden_size": 2880, "num_hidden_layers": 4,
       "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "intermediate_size": 2880,
       "num_local_experts": 32, "num_experts_per_tok": 4, "vocab_size": 201088, "sliding_window": 128,
       "swiglu_limit": 7.0, "rope_scaling": {"rope_type": "yarn", "factor": 32.0}})",
@@ -61,7 +61,7 @@ TEST_CASE("GPT-OSS without layer_types alternates windows; null q_lora_rank mean
   CHECK(g.ffn.activation_clamp == 7.0);
   CHECK(g.attention.yarn_rope);
   try {
-    import_hf_config_text(R"({"model_type": "gpt_oss", "hidden_size": 2880, "num_hidden_layers": 4,
+    model_from_text(R"({"model_type": "gpt_oss", "hidden_size": 2880, "num_hidden_layers": 4,
         "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "intermediate_size": 2880,
         "num_local_experts": 32, "num_experts_per_tok": 4, "vocab_size": 201088, "rope_scaling": {"rope_type": 5}})",
                           "bad.json");
@@ -72,7 +72,7 @@ TEST_CASE("GPT-OSS without layer_types alternates windows; null q_lora_rank mean
   CHECK(g.window_of_layer(0) == 128);
   CHECK(g.window_of_layer(1) == 0);
   CHECK(g.attention.attention_sinks);
-  const ModelSpec lite = import_hf_config_text(R"({"architectures": ["DeepseekV2ForCausalLM"], "hidden_size": 2048,
+  const ModelSpec lite = model_from_text(R"({"architectures": ["DeepseekV2ForCausalLM"], "hidden_size": 2048,
       "num_hidden_layers": 27, "num_attention_heads": 16, "q_lora_rank": null, "kv_lora_rank": 512,
       "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "intermediate_size": 10944,
       "moe_intermediate_size": 1408, "n_routed_experts": 64, "n_shared_experts": 2, "num_experts_per_tok": 6,
@@ -89,12 +89,12 @@ TEST_CASE("GPT-OSS without layer_types alternates windows; null q_lora_rank mean
 
 TEST_CASE("bad HF configs: missing required keys, unsupported architectures, inconsistent values") {
   const std::string missing = kHfFixtures + "missing_key.json";
-  CHECK(config_error([&] { import_hf_config_file(missing); }) ==
+  CHECK(config_error([&] { load_model_file(missing); }) ==
         missing + ":/num_local_experts: missing required key \"num_local_experts\"");
   const std::string arch = kHfFixtures + "unsupported_arch.json";
   CHECK(config_error([&] { load_model_file(arch); }).find(arch + ":/architectures: unsupported architecture \"MambaForCausalLM\"; supported: DeepseekV3ForCausalLM, ") == 0);
   const std::string topk = kHfFixtures + "topk_too_large.json";
   CHECK(config_error([&] { load_model_file(topk); }) == topk + ":/num_experts_per_tok: top_k (16) exceeds num_experts (8)");
-  CHECK(config_error([] { import_hf_config_text(R"({"model_type": "bert"})", "b.json"); })
+  CHECK(config_error([] { model_from_text(R"({"model_type": "bert"})", "b.json"); })
             .find("b.json:/model_type: unsupported model_type \"bert\"; supported: ") == 0);
 }

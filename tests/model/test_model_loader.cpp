@@ -70,7 +70,7 @@ TEST_CASE("cross-checks: top_k > num_experts, heads not divisible by groups, den
 
 TEST_CASE("in-memory text and MLA keys in a GQA model") {
   const std::string e = config_error([] {
-    moesim::model::parse_model_text(R"({"name": "x", "source": "t", "hidden_size": 64, "num_layers": 2, "vocab_size": 10,
+    model_from_text(R"({"name": "x", "source": "t", "hidden_size": 64, "num_layers": 2, "vocab_size": 10,
       "attention": {"kind": "gqa", "num_attention_heads": 4, "num_query_groups": 2, "kv_lora_rank": 512},
       "ffn": {"ffn_hidden_size": 128}})",
                                     "inline.json");
@@ -86,7 +86,7 @@ TEST_CASE("clamped SwiGLU and YaRN RoPE: read from the catalog; a clamp needs a 
   CHECK(d.ffn.activation_clamp == 0);
   CHECK_FALSE(d.attention.yarn_rope);
   const std::string e = config_error([] {
-    moesim::model::parse_model_text(R"({"name": "x", "hidden_size": 64, "num_layers": 2, "vocab_size": 100,
+    model_from_text(R"({"name": "x", "hidden_size": 64, "num_layers": 2, "vocab_size": 100,
         "attention": {"kind": "mha", "num_attention_heads": 4},
         "ffn": {"ffn_hidden_size": 128, "activation": "gelu", "activation_clamp": 7.0}})", "x.json");
   });

@@ -33,7 +33,6 @@ TEST_CASE("the catalog loads with the expected systems and parts") {
   CHECK(catalog().system_names() == std::vector<std::string>{"dgx-b200", "dgx-b300", "dgx-h100", "dgx-h200", "gb200-nvl72",
                                                              "gb300-nvl72", "gb300-nvl72-spectrum-x", "hgx-h800"});
   CHECK(catalog().parts().size() == 14);
-  CHECK(catalog().gpu("gb300").peak_flops(MathDtype::fp8).value() == 5000e12);
 }
 
 TEST_CASE("every name and alias resolves to its system, case-insensitively") {
@@ -80,8 +79,8 @@ TEST_CASE("system fields: extends, defaults derived from the leaf radix, NVL72 p
   CHECK(h200.gpu.name == "h200-sxm");
   CHECK(h200.gpus_per_node == 8);
   CHECK(h200.scale_out.nic.name == "connectx-7");
-  CHECK(h200.calibration.at("nccl_nvlink_ring_busbw", "dgx-h200").value_si == 370e9);  // inherited
-  CHECK(h200.calibration.at("host_link_measured", "dgx-h200").value_si == 52e9);       // added
+  CHECK(h200.calibration.find("nccl_nvlink_ring_busbw")->value_si == 370e9);  // inherited
+  CHECK(h200.calibration.find("host_link_measured")->value_si == 52e9);       // added
 
   const SystemSpec& gb300 = catalog().system("GB300 NVL72");
   CHECK(gb300.gpus_per_node == 4);
