@@ -77,10 +77,11 @@ void bench_solver(int ep) {
     ++instants;
   }
   const double wall = seconds_since(t0);
-  std::printf("flow solver: %d GPUs all-to-all, %zu flows, %zu completion instants, %llu re-solves, "
-              "%llu flow re-ratings, simulated %.3f ms, wall %.3f s\n",
-              ep, done.size(), instants, static_cast<unsigned long long>(solver.stats().resolves),
-              static_cast<unsigned long long>(solver.stats().flows_rerated), ps_to_seconds(now) * 1e3, wall);
+  std::printf(
+      "flow solver: %d GPUs all-to-all, %zu flows, %zu completion instants, %llu re-solves, "
+      "%llu flow re-ratings, simulated %.3f ms, wall %.3f s\n",
+      ep, done.size(), instants, static_cast<unsigned long long>(solver.stats().resolves),
+      static_cast<unsigned long long>(solver.stats().flows_rerated), ps_to_seconds(now) * 1e3, wall);
 }
 
 void bench_simulator(int gpus, int layers, int microbatches, int ep) {
@@ -174,15 +175,15 @@ void bench_simulator(int gpus, int layers, int microbatches, int ep) {
   t0 = std::chrono::steady_clock::now();
   const auto result = engine::Simulator(engine::SimOptions{false}).run(g, net.model);
   const double run_s = seconds_since(t0);
-  std::printf("simulator: %d GPUs, %d layers, %d micro-batches, EP%d: %zu ops, %zu collectives, %llu flows, "
-              "%llu events, %llu re-solves, max %llu active flows; step %.3f ms; invariants %.3f s, run %.3f s "
-              "(%.2f us/op)\n",
-              gpus, layers, microbatches, ep, g.ops().size(), g.collectives().size(),
-              static_cast<unsigned long long>(result.stats.flows_started),
-              static_cast<unsigned long long>(result.stats.events),
-              static_cast<unsigned long long>(result.stats.flow_resolves),
-              static_cast<unsigned long long>(result.stats.max_active_flows), ps_to_seconds(result.makespan) * 1e3,
-              check_s, run_s, run_s / static_cast<double>(g.ops().size()) * 1e6);
+  std::printf(
+      "simulator: %d GPUs, %d layers, %d micro-batches, EP%d: %zu ops, %zu collectives, %llu flows, "
+      "%llu events, %llu re-solves, max %llu active flows; step %.3f ms; invariants %.3f s, run %.3f s "
+      "(%.2f us/op)\n",
+      gpus, layers, microbatches, ep, g.ops().size(), g.collectives().size(),
+      static_cast<unsigned long long>(result.stats.flows_started), static_cast<unsigned long long>(result.stats.events),
+      static_cast<unsigned long long>(result.stats.flow_resolves),
+      static_cast<unsigned long long>(result.stats.max_active_flows), ps_to_seconds(result.makespan) * 1e3, check_s,
+      run_s, run_s / static_cast<double>(g.ops().size()) * 1e6);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages moesim builds with, if any is missing. Needs root (or sudo) only when installing.
 set -euo pipefail
-pkgs=(g++ cmake make libboost-graph-dev libeigen3-dev libcli11-dev nlohmann-json3-dev doctest-dev ccache)
+pkgs=(g++ cmake make libboost-graph-dev libeigen3-dev libcli11-dev nlohmann-json3-dev doctest-dev ccache python3)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

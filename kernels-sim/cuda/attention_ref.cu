@@ -63,14 +63,23 @@ void run_attention(Writer& w, Timer& timer, const Settings& s) {
       const Stats st = timer.time(
           [&] {
             attention_fwd_ref<<<grid, 128, 0, timer.stream()>>>(q.as<__nv_bfloat16>(), k.as<__nv_bfloat16>(),
-                                                                v.as<__nv_bfloat16>(), o.as<__nv_bfloat16>(), seq, heads,
-                                                                dqk, dv, 1.0f / sqrtf(static_cast<float>(dqk)));
+                                                                v.as<__nv_bfloat16>(), o.as<__nv_bfloat16>(), seq,
+                                                                heads, dqk, dv, 1.0f / sqrtf(static_cast<float>(dqk)));
           },
           2, s.quick ? 3 : 5);
-      w.write("attention", {"attention_fwd", "bf16_reference", "simt_reference",
-                            {{"batch", batch}, {"heads", heads}, {"seq_q", seq}, {"seq_kv", seq},
-                             {"head_dim_qk", dqk}, {"head_dim_v", dv}, {"causal", 1}},
-                            {}, 0, st});
+      w.write("attention", {"attention_fwd",
+                            "bf16_reference",
+                            "simt_reference",
+                            {{"batch", batch},
+                             {"heads", heads},
+                             {"seq_q", seq},
+                             {"seq_kv", seq},
+                             {"head_dim_qk", dqk},
+                             {"head_dim_v", dv},
+                             {"causal", 1}},
+                            {},
+                            0,
+                            st});
     }
 }
 

@@ -11,13 +11,13 @@
 #include <utility>
 #include <vector>
 
-#define CALIB_CUDA(call)                                                                              \
-  do {                                                                                                \
-    cudaError_t e_ = (call);                                                                          \
-    if (e_ != cudaSuccess) {                                                                          \
+#define CALIB_CUDA(call)                                                                                 \
+  do {                                                                                                   \
+    cudaError_t e_ = (call);                                                                             \
+    if (e_ != cudaSuccess) {                                                                             \
       std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                                   \
-    }                                                                                                 \
+      std::exit(1);                                                                                      \
+    }                                                                                                    \
   } while (0)
 
 namespace calib {
@@ -88,7 +88,8 @@ struct Record {
 // Appends records as JSONL to <dir>/<family>.jsonl.
 class Writer {
  public:
-  Writer(std::string dir, Device device, std::string source) : dir_(std::move(dir)), dev_(std::move(device)), source_(std::move(source)) {}
+  Writer(std::string dir, Device device, std::string source)
+      : dir_(std::move(dir)), dev_(std::move(device)), source_(std::move(source)) {}
   void write(const std::string& family, const Record& r);
   const Device& device() const { return dev_; }
 
@@ -116,7 +117,9 @@ struct DeviceBuffer {
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   template <class T>
-  T* as() const { return static_cast<T*>(p); }
+  T* as() const {
+    return static_cast<T*>(p);
+  }
 };
 
 // The suites; each writes its own family file(s).

@@ -18,13 +18,13 @@
 namespace calib {
 namespace {
 
-#define CALIB_LT(call)                                                                                     \
-  do {                                                                                                     \
-    cublasStatus_t s_ = (call);                                                                            \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                                     \
+#define CALIB_LT(call)                                                                                        \
+  do {                                                                                                        \
+    cublasStatus_t s_ = (call);                                                                               \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                                        \
       std::fprintf(stderr, "%s:%d: %s failed: status %d\n", __FILE__, __LINE__, #call, static_cast<int>(s_)); \
-      std::exit(1);                                                                                        \
-    }                                                                                                      \
+      std::exit(1);                                                                                           \
+    }                                                                                                         \
   } while (0)
 
 enum class Variant { bf16, fp8_tensor, fp8_block128, mxfp8 };
@@ -42,7 +42,7 @@ const char* dtype_name(Variant v) {
 bool supported_on(Variant v, const Device& d) {
   if (v == Variant::bf16) return d.cc_major >= 8;
   if (v == Variant::mxfp8) return d.cc_major >= 10;  // Blackwell
-  return d.cc_major >= 9;                             // FP8 tensor cores from Hopper on
+  return d.cc_major >= 9;                            // FP8 tensor cores from Hopper on
 }
 
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
@@ -128,11 +128,12 @@ void run_gemm(Writer& w, Timer& timer, const Settings& s) {
   CALIB_LT(cublasLtCreate(&lt));
   // Token counts of one micro-batch through expert-sized and attention-sized weights (DeepSeek-V3 and
   // Qwen3-style dims), chosen so that flops, bytes and wave waste vary independently enough to fit.
-  const std::vector<long long> ms = s.quick ? std::vector<long long>{512, 4096} : std::vector<long long>{128, 512, 1000, 4096, 16384};
+  const std::vector<long long> ms =
+      s.quick ? std::vector<long long>{512, 4096} : std::vector<long long>{128, 512, 1000, 4096, 16384};
   const std::vector<std::pair<long long, long long>> nks =
       s.quick ? std::vector<std::pair<long long, long long>>{{7168, 2048}, {4096, 7168}}
-              : std::vector<std::pair<long long, long long>>{{7168, 2048}, {4096, 7168}, {1536, 7168}, {7168, 7168},
-                                                             {24576, 1536}, {576, 7168}, {2048, 4096}};
+              : std::vector<std::pair<long long, long long>>{{7168, 2048},  {4096, 7168}, {1536, 7168}, {7168, 7168},
+                                                             {24576, 1536}, {576, 7168},  {2048, 4096}};
   for (Variant v : {Variant::bf16, Variant::fp8_tensor, Variant::fp8_block128, Variant::mxfp8}) {
     if (!supported_on(v, w.device())) {
       std::printf("gemm %s: not supported on compute capability %d.%d, skipped\n", dtype_name(v), w.device().cc_major,

@@ -36,7 +36,8 @@ void run_grouped_gemm(Writer& w, Timer& timer, const Settings& s) {
   CALIB_CUDA(cudaStreamSynchronize(timer.stream()));
   cublasSetStream(h, timer.stream());
   const std::vector<int> expert_counts = s.quick ? std::vector<int>{8} : std::vector<int>{4, 8, 32};
-  const std::vector<long long> totals = s.quick ? std::vector<long long>{16384} : std::vector<long long>{2048, 8192, 32768};
+  const std::vector<long long> totals =
+      s.quick ? std::vector<long long>{16384} : std::vector<long long>{2048, 8192, 32768};
   const std::vector<std::pair<long long, long long>> nks = {{4096, 7168}, {7168, 2048}};  // fc1 (gate+up), fc2
   for (int experts : expert_counts)
     for (long long total : totals)
@@ -50,8 +51,8 @@ void run_grouped_gemm(Writer& w, Timer& timer, const Settings& s) {
           DeviceBuffer a(total * k * 2), wts(static_cast<std::size_t>(g) * k * n * 2), c(total * n * 2);
           std::vector<const void*> ap(g), bp(g);
           std::vector<void*> cp(g);
-          std::vector<int> m_arr(g), n_arr(g, static_cast<int>(n)), k_arr(g, static_cast<int>(k)), lda(g, static_cast<int>(k)),
-              ldb(g, static_cast<int>(k)), ldc(g), group_size(g, 1);
+          std::vector<int> m_arr(g), n_arr(g, static_cast<int>(n)), k_arr(g, static_cast<int>(k)),
+              lda(g, static_cast<int>(k)), ldb(g, static_cast<int>(k)), ldc(g), group_size(g, 1);
           std::vector<cublasOperation_t> ta(g, CUBLAS_OP_T), tb(g, CUBLAS_OP_N);
           std::vector<float> alpha(g, 1.0f), beta(g, 0.0f);
           long long offset = 0;
@@ -77,11 +78,17 @@ void run_grouped_gemm(Writer& w, Timer& timer, const Settings& s) {
               },
               s.warmup, s.repeats);
           if (!ok) {
-            std::printf("grouped_gemm experts=%d total=%lld: cublasGemmGroupedBatchedEx failed, skipped\n", experts, total);
+            std::printf("grouped_gemm experts=%d total=%lld: cublasGemmGroupedBatchedEx failed, skipped\n", experts,
+                        total);
             continue;
           }
-          Record r{"grouped_gemm", "bf16", skewed ? "skewed" : "balanced",
-                   {{"n", n}, {"k", k}, {"experts", experts}, {"tokens", total}}, launched, 0, st};
+          Record r{"grouped_gemm",
+                   "bf16",
+                   skewed ? "skewed" : "balanced",
+                   {{"n", n}, {"k", k}, {"experts", experts}, {"tokens", total}},
+                   launched,
+                   0,
+                   st};
           w.write("grouped_gemm", r);
         }
   cublasDestroy(h);

@@ -139,21 +139,24 @@ std::vector<int> routing_rows(long long tokens, int top_k, std::mt19937& rng) {
 void run_moe_kernels(Writer& w, Timer& timer, const Settings& s) {
   cudaStream_t st = timer.stream();
   std::mt19937 rng(1234);
-  const std::vector<long long> token_counts = s.quick ? std::vector<long long>{4096} : std::vector<long long>{1024, 4096, 16384};
+  const std::vector<long long> token_counts =
+      s.quick ? std::vector<long long>{4096} : std::vector<long long>{1024, 4096, 16384};
   const std::vector<int> hiddens = s.quick ? std::vector<int>{7168} : std::vector<int>{2048, 4096, 7168};
   for (long long tokens : token_counts)
     for (int hidden : hiddens)
       for (int top_k : {2, 8}) {
         const std::vector<int> src = routing_rows(tokens, top_k, rng);
-        DeviceBuffer in(tokens * hidden * 2), out(tokens * top_k * hidden * 2), map(src.size() * 4), wts(src.size() * 4);
+        DeviceBuffer in(tokens * hidden * 2), out(tokens * top_k * hidden * 2), map(src.size() * 4),
+            wts(src.size() * 4);
         CALIB_CUDA(cudaMemcpy(map.p, src.data(), src.size() * 4, cudaMemcpyHostToDevice));
         const Stats p = timer.time(
             [&] {
               permute_kernel<<<static_cast<unsigned>(tokens * top_k), 128, 0, st>>>(in.as<uint4>(), out.as<uint4>(),
-                                                                                  map.as<int>(), hidden / kVec);
+                                                                                    map.as<int>(), hidden / kVec);
             },
             s.warmup, s.repeats);
-        w.write("memory_bound", {"permute", "bf16", "", {{"tokens", tokens}, {"hidden", hidden}, {"top_k", top_k}}, {}, 0, p});
+        w.write("memory_bound",
+                {"permute", "bf16", "", {{"tokens", tokens}, {"hidden", hidden}, {"top_k", top_k}}, {}, 0, p});
         // Unpermute reads the permuted rows back: position of (t, j) is a random row of the permuted buffer.
         const Stats u = timer.time(
             [&] {
@@ -161,7 +164,8 @@ void run_moe_kernels(Writer& w, Timer& timer, const Settings& s) {
                   out.as<__nv_bfloat16>(), in.as<__nv_bfloat16>(), map.as<int>(), wts.as<float>(), hidden, top_k);
             },
             s.warmup, s.repeats);
-        w.write("memory_bound", {"unpermute", "bf16", "", {{"tokens", tokens}, {"hidden", hidden}, {"top_k", top_k}}, {}, 0, u});
+        w.write("memory_bound",
+                {"unpermute", "bf16", "", {{"tokens", tokens}, {"hidden", hidden}, {"top_k", top_k}}, {}, 0, u});
       }
   for (long long tokens : token_counts)
     for (int experts : {64, 256})
@@ -171,11 +175,17 @@ void run_moe_kernels(Writer& w, Timer& timer, const Settings& s) {
         const Stats r = timer.time(
             [&] {
               router_topk_kernel<<<static_cast<unsigned>((tokens * 32 + 255) / 256), 256, 0, st>>>(
-                  logits.as<float>(), idx.as<int>(), wts.as<float>(), static_cast<int>(tokens), experts, top_k, softmax);
+                  logits.as<float>(), idx.as<int>(), wts.as<float>(), static_cast<int>(tokens), experts, top_k,
+                  softmax);
             },
             s.warmup, s.repeats);
-        w.write("memory_bound", {"router_topk", "fp32", softmax ? "softmax" : "sigmoid",
-                                 {{"tokens", tokens}, {"experts", experts}, {"top_k", top_k}}, {}, 0, r});
+        w.write("memory_bound", {"router_topk",
+                                 "fp32",
+                                 softmax ? "softmax" : "sigmoid",
+                                 {{"tokens", tokens}, {"experts", experts}, {"top_k", top_k}},
+                                 {},
+                                 0,
+                                 r});
       }
   for (long long tokens : token_counts)
     for (int hidden : hiddens) {
@@ -216,8 +226,9 @@ void run_memcpy(Writer& w, Timer& timer, const Settings& s) {
   for (long long mib : s.quick ? std::vector<long long>{64, 512} : std::vector<long long>{1, 4, 16, 64, 256, 1024}) {
     const long long bytes = mib << 20;
     DeviceBuffer a(bytes), b(bytes);
-    const Stats r = timer.time([&] { CALIB_CUDA(cudaMemcpyAsync(b.p, a.p, bytes, cudaMemcpyDeviceToDevice, timer.stream())); },
-                               s.warmup, s.repeats);
+    const Stats r =
+        timer.time([&] { CALIB_CUDA(cudaMemcpyAsync(b.p, a.p, bytes, cudaMemcpyDeviceToDevice, timer.stream())); },
+                   s.warmup, s.repeats);
     w.write("memcpy", {"memcpy", "bytes", "d2d", {{"bytes", bytes}}, {}, 0, r});
   }
 }

@@ -22,8 +22,9 @@ template <class E>
 E parse_enum(const std::string& name, const std::vector<std::string>& names, const char* what) {
   for (std::size_t i = 0; i < names.size(); ++i)
     if (names[i] == name) return static_cast<E>(i);
-  throw ConfigError({{"", "", std::string("unknown ") + what + " \"" + name + "\"" + did_you_mean(name, names) +
-                                  "; known: " + join_names(names)}});
+  throw ConfigError({{"", "",
+                      std::string("unknown ") + what + " \"" + name + "\"" + did_you_mean(name, names) +
+                          "; known: " + join_names(names)}});
 }
 }  // namespace
 
@@ -52,7 +53,7 @@ double DeviceRates::peak_flops(DType d) const {
   return peak;
 }
 
-void validate(const DeviceRates& r) {
+void check_device_rates(const DeviceRates& r) {
   auto bad = [&](const char* field) {
     throw ConfigError({{"", "", "device rates for \"" + r.name + "\": " + field + " must be positive"}});
   };

@@ -34,7 +34,7 @@ DType parse_dtype(const std::string& name);
 double bytes_per_element(DType d);
 
 struct DeviceRates {
-  std::string name;       // catalog name, for messages ("GB200")
+  std::string name;  // catalog name, for messages ("GB200")
   Arch arch = Arch::hopper;
   int sms = 0;            // streaming multiprocessors enabled on the device
   double hbm_Bps = 0;     // HBM bandwidth, bytes/s (datasheet peak)
@@ -47,6 +47,6 @@ struct DeviceRates {
 };
 
 // Throws ConfigError naming the first non-positive field (a caller that filled the struct badly).
-void validate(const DeviceRates& rates);
+void check_device_rates(const DeviceRates& rates);
 
 }  // namespace moesim::kernels

@@ -31,9 +31,9 @@ const std::vector<Entry>& table() {
 const Entry& find(const std::string& name) {
   for (const auto& e : table())
     if (name == e.name) return e;
-  throw ConfigError({{"<flags>", "--param", "unknown kernel parameter \"" + name + "\"" +
-                                                did_you_mean(name, kernel_param_names()) +
-                                                "; known: " + join_names(kernel_param_names())}});
+  throw ConfigError({{"<flags>", "--param",
+                      "unknown kernel parameter \"" + name + "\"" + did_you_mean(name, kernel_param_names()) +
+                          "; known: " + join_names(kernel_param_names())}});
 }
 
 // The elementwise row of one architecture, added (from hbm_fraction) when the set has none.
@@ -69,13 +69,17 @@ void set_kernel_param(KernelEfficiencyParams& p, const std::string& name, double
   std::snprintf(text, sizeof text, "%.6g", value);
   const bool ok = std::isfinite(value) && (e.range == Range::fraction ? value > 0 && value <= 1 : value >= 0);
   if (!ok)
-    throw ConfigError({{"<flags>", source, "kernel parameter \"" + name + "\" must be " +
-                                               (e.range == Range::fraction ? "a fraction in (0, 1]" : "a finite number >= 0") +
-                                               ", got " + text}});
+    throw ConfigError(
+        {{"<flags>", source,
+          "kernel parameter \"" + name + "\" must be " +
+              (e.range == Range::fraction ? "a fraction in (0, 1]" : "a finite number >= 0") + ", got " + text}});
   const std::string note = source + " " + name + "=" + text;
-  if (name == "hbm_fraction") p.hbm_fraction = value;
-  else if (name == "kernel_fixed_us") p.kernel_fixed_s = value * 1e-6;
-  else if (name == "grouped_gemm_overhead_rows") p.grouped_gemm_overhead_rows = value;
+  if (name == "hbm_fraction")
+    p.hbm_fraction = value;
+  else if (name == "kernel_fixed_us")
+    p.kernel_fixed_s = value * 1e-6;
+  else if (name == "grouped_gemm_overhead_rows")
+    p.grouped_gemm_overhead_rows = value;
   else if (name == "gemm_ceiling_mxfp8_blackwell")
     for (auto& c : p.gemm_ceilings) {
       if (c.dtype != DType::fp8_block || c.arch == Arch::hopper) continue;

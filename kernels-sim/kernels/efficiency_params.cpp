@@ -41,8 +41,8 @@ double KernelEfficiencyParams::elementwise_fraction(Arch a) const {
 const AttentionCurve& KernelEfficiencyParams::attention_curve(Arch a, DType d, bool backward) const {
   for (const auto& c : attention)
     if (c.arch == a && c.dtype == d && c.backward == backward) return c;
-  missing(*this, std::string("attention ") + (backward ? "bwd" : "fwd") + " curve for " + to_string(a) + "/" +
-                     to_string(d));
+  missing(*this,
+          std::string("attention ") + (backward ? "bwd" : "fwd") + " curve for " + to_string(a) + "/" + to_string(d));
 }
 
 AttentionCurve attention_curve_through(Arch a, DType d, bool backward, double seq_lo, double tf_lo, double seq_hi,
@@ -145,8 +145,8 @@ KernelEfficiencyParams builtin_kernel_efficiency() {
   // the Hopper tiling and BF16 MAMF ceiling above (about 2.7 us per expert kernel, tiles at 0.94 x the ceiling).
   // Assumption: the same per-kernel time and ceiling scale hold for other GPUs and dtypes.
   p.per_expert_gemms = per_expert_gemms_through(
-      {8, 4096, 768, 2048, 628.0}, {16, 2048, 768, 2048, 554.0}, 989.4e12,  // H100 SXM BF16 dense peak (§1)
-      p.gemm_ceiling(A::hopper, D::bf16).fraction, p.gemm_tiling(A::hopper), 132,   // H100 SXM: 132 SMs (§1)
+      {8, 4096, 768, 2048, 628.0}, {16, 2048, 768, 2048, 554.0}, 989.4e12,         // H100 SXM BF16 dense peak (§1)
+      p.gemm_ceiling(A::hopper, D::bf16).fraction, p.gemm_tiling(A::hopper), 132,  // H100 SXM: 132 SMs (§1)
       "TE PR #2045 [S29] (hardware.md §5.1): H100 BF16 cuBLAS multi-stream grouped GEMM, 8x4096 628 TF and "
       "16x2048 554 TF (n=768, k=2048), solved with the H100 tiling and MAMF ceiling");
 
@@ -285,14 +285,15 @@ KernelEfficiencyParams read(const config::Document& doc, Diagnostics& diags) {
     in_unit_interval(r, "ceiling_fraction", c.ceiling_fraction);
     c.half_seq = r.number("half_seq", Bound::non_negative);
     c.source = r.string("source");
-    if (!seen_attention.insert({a, d, pass}).second) r.error("", "second attention curve for " + a + "/" + d + "/" + pass);
+    if (!seen_attention.insert({a, d, pass}).second)
+      r.error("", "second attention curve for " + a + "/" + d + "/" + pass);
     p.attention.push_back(std::move(c));
   }
   return p;
 }
 
 KernelEfficiencyParams finish(const config::Document& doc, Diagnostics& diags) {
-  diags.throw_if_any();  // parse / open errors: nothing to read
+  diags.throw_if_any();                         // parse / open errors: nothing to read
   KernelEfficiencyParams p = read(doc, diags);  // readers finish (unknown keys) when they go out of scope
   diags.throw_if_any();
   return p;
@@ -330,13 +331,19 @@ std::string to_json_text(const KernelEfficiencyParams& p) {
         {{"arch", to_string(c.arch)}, {"dtype", to_string(c.dtype)}, {"fraction", c.fraction}, {"source", c.source}});
   j["gemm_tilings"] = Json::array();
   for (const auto& t : p.gemm_tilings)
-    j["gemm_tilings"].push_back({{"arch", to_string(t.arch)}, {"tile_m", t.tile_m}, {"tile_n", t.tile_n},
-                                 {"sms_per_tile", t.sms_per_tile}, {"source", t.source}});
+    j["gemm_tilings"].push_back({{"arch", to_string(t.arch)},
+                                 {"tile_m", t.tile_m},
+                                 {"tile_n", t.tile_n},
+                                 {"sms_per_tile", t.sms_per_tile},
+                                 {"source", t.source}});
   j["attention"] = Json::array();
   for (const auto& c : p.attention)
-    j["attention"].push_back({{"arch", to_string(c.arch)}, {"dtype", to_string(c.dtype)},
-                              {"pass", c.backward ? "bwd" : "fwd"}, {"ceiling_fraction", c.ceiling_fraction},
-                              {"half_seq", c.half_seq}, {"source", c.source}});
+    j["attention"].push_back({{"arch", to_string(c.arch)},
+                              {"dtype", to_string(c.dtype)},
+                              {"pass", c.backward ? "bwd" : "fwd"},
+                              {"ceiling_fraction", c.ceiling_fraction},
+                              {"half_seq", c.half_seq},
+                              {"source", c.source}});
   return j.dump(2);
 }
 

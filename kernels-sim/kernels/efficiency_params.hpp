@@ -72,7 +72,7 @@ struct KernelEfficiencyParams {
   double grouped_gemm_overhead_rows = 0;
   PerExpertGemms per_expert_gemms;
   std::vector<AttentionCurve> attention;
-  double hbm_fraction = 0;    // achieved fraction of datasheet HBM bandwidth for streaming kernels
+  double hbm_fraction = 0;  // achieved fraction of datasheet HBM bandwidth for streaming kernels
   // Per architecture where measured: what memory-bound kernels (norms, casts / quantisation, activations,
   // permutes, optimizer) reach inside a training step; an architecture without an entry uses hbm_fraction.
   std::vector<ElementwiseBandwidth> elementwise_hbm;

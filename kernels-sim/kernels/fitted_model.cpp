@@ -29,10 +29,12 @@ std::optional<std::string> record_dtype(DType d, Arch arch) {
 // kernel that does the same work (kernels-sim/cuda/moe_kernels.cu writes these kernel/dtype pairs).
 const std::map<std::string, std::string>& memory_bound_families() {
   static const std::map<std::string, std::string> table = {
-      {"rmsnorm", "rmsnorm/bf16"},       {"q_norm", "rmsnorm/bf16"},     {"kv_norm", "rmsnorm/bf16"},
-      {"final_norm", "rmsnorm/bf16"},    {"mtp_norms", "rmsnorm/bf16"},  {"swiglu", "swiglu/bf16"},
-      {"shared_swiglu", "swiglu/bf16"},  {"permute", "permute/bf16"},    {"unpermute", "unpermute/bf16"},
-      {"router_topk", "router_topk/fp32"}, {"quantize", "quantize_fp8/fp8_e4m3"}, {"memcpy", "memcpy/bytes"},
+      {"rmsnorm", "rmsnorm/bf16"},           {"q_norm", "rmsnorm/bf16"},
+      {"kv_norm", "rmsnorm/bf16"},           {"final_norm", "rmsnorm/bf16"},
+      {"mtp_norms", "rmsnorm/bf16"},         {"swiglu", "swiglu/bf16"},
+      {"shared_swiglu", "swiglu/bf16"},      {"permute", "permute/bf16"},
+      {"unpermute", "unpermute/bf16"},       {"router_topk", "router_topk/fp32"},
+      {"quantize", "quantize_fp8/fp8_e4m3"}, {"memcpy", "memcpy/bytes"},
   };
   return table;
 }
@@ -61,13 +63,14 @@ fit::CalibrationRecord to_record(const Kernel& kernel, const std::string& family
       r.groups = g.tokens_per_expert;
     }
     void attention(const AttentionShape& a) const {
-      r.shape = {{"batch", a.batch},         {"heads", a.heads},          {"seq_q", a.seq_q},
-                 {"seq_kv", a.seq_kv},       {"head_dim_qk", a.d_qk},     {"head_dim_v", a.d_v},
-                 {"causal", a.causal ? 1 : 0}};
+      r.shape = {{"batch", a.batch},      {"heads", a.heads},    {"seq_q", a.seq_q},          {"seq_kv", a.seq_kv},
+                 {"head_dim_qk", a.d_qk}, {"head_dim_v", a.d_v}, {"causal", a.causal ? 1 : 0}};
     }
     void operator()(const AttentionFwd& a) const { attention(a); }
     void operator()(const AttentionBwd& a) const { attention(a); }
-    void operator()(const MemoryBound&) const { throw InternalError("memory-bound kernels are priced without a record"); }
+    void operator()(const MemoryBound&) const {
+      throw InternalError("memory-bound kernels are priced without a record");
+    }
   };
   std::visit(V{r}, kernel);
   return r;
@@ -157,8 +160,9 @@ FittedKernelCostModel::FittedKernelCostModel(fit::FitFile fit, std::string label
     for (const auto& s : spec->features) expected += (expected.empty() ? "" : ", ") + s.name;
     for (const auto& c : f.coefficients) got += (got.empty() ? "" : ", ") + c.name;
     if (expected != got)
-      diags.add(label_, where + "/coefficients",
-                f.family + " has coefficients [" + got + "], the " + spec->model + " model has features [" + expected + "]");
+      diags.add(
+          label_, where + "/coefficients",
+          f.family + " has coefficients [" + got + "], the " + spec->model + " model has features [" + expected + "]");
   }
   diags.throw_if_any();
 }
@@ -171,7 +175,8 @@ std::string FittedKernelCostModel::name() const {
   for (const auto& k : kernels) list += (list.empty() ? "" : ", ") + k;
   // A fallback over changed constants (--param) says so; the built-in one keeps the short name.
   const auto& source = fallback_.params().source;
-  const std::string fallback = source == builtin_kernel_efficiency().source ? "roofline fallback" : "roofline fallback (" + source + ")";
+  const std::string fallback =
+      source == builtin_kernel_efficiency().source ? "roofline fallback" : "roofline fallback (" + source + ")";
   return "fit " + label_ + " (" + (list.empty() ? std::string("no fitted families") : list) + ") + " + fallback;
 }
 
@@ -180,13 +185,13 @@ double FittedKernelCostModel::seconds(const Kernel& kernel, const DeviceRates& d
 }
 
 FittedKernelTime FittedKernelCostModel::explain(const Kernel& kernel, const DeviceRates& device) const {
-  validate(device);
+  check_device_rates(device);
   if (!fit_matches_gpu(fit_, device.name))
-    throw ConfigError({{label_, "/gpu",
-                        "this fit is for " + fit_.gpu + " (peaks row " + fit_.peaks.key + "), not for GPU \"" +
-                            device.name + "\"" +
-                            (peaks_key_for_gpu(device.name).empty() ? std::string(" (which has no peaks row)")
-                                                                    : " (peaks row " + peaks_key_for_gpu(device.name) + ")")}});
+    throw ConfigError(
+        {{label_, "/gpu",
+          "this fit is for " + fit_.gpu + " (peaks row " + fit_.peaks.key + "), not for GPU \"" + device.name + "\"" +
+              (peaks_key_for_gpu(device.name).empty() ? std::string(" (which has no peaks row)")
+                                                      : " (peaks row " + peaks_key_for_gpu(device.name) + ")")}});
   FittedKernelTime t;
   const auto family = fit_family_for(kernel, device.arch);
   if (family) t.family = *family;

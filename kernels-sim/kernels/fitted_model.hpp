@@ -50,17 +50,18 @@ bool fit_matches_gpu(const fit::FitFile& fit, const std::string& gpu_name);
 // One prediction and where it came from.
 struct FittedKernelTime {
   double seconds = 0;
-  std::string family;      // the fit family looked for; empty when the kernel has none
-  bool from_fit = false;   // false: the roofline fallback priced it (family empty or not in the fit)
-  double fit_seconds = 0;  // the fit's own prediction (predict_us / 1e6); 0 for a fallback
+  std::string family;        // the fit family looked for; empty when the kernel has none
+  bool from_fit = false;     // false: the roofline fallback priced it (family empty or not in the fit)
+  double fit_seconds = 0;    // the fit's own prediction (predict_us / 1e6); 0 for a fallback
   double bound_seconds = 0;  // roofline bound on the device; 0 for a fallback
-  bool clamped = false;    // the fit predicted less than the bound, and the bound was used
+  bool clamped = false;      // the fit predicted less than the bound, and the bound was used
 };
 
 class FittedKernelCostModel final : public KernelCostModel {
  public:
   // `label` names the fit in name() and messages (its path). The fallback is the built-in roofline unless given.
-  FittedKernelCostModel(fit::FitFile fit, std::string label, RooflineKernelCostModel fallback = RooflineKernelCostModel());
+  FittedKernelCostModel(fit::FitFile fit, std::string label,
+                        RooflineKernelCostModel fallback = RooflineKernelCostModel());
 
   double seconds(const Kernel& kernel, const DeviceRates& device) const override;
   // "fit kernels-sim/fits/h200-sxm.json (gemm, grouped_gemm) + roofline fallback": the kernels with at least one

@@ -73,7 +73,8 @@ double hbm_bytes(const Kernel& k) {
     double operator()(const GroupedGemm& g) const {
       double total = 0;
       for (auto t : g.tokens_per_expert)
-        if (t > 0) total += gemm_bytes(static_cast<double>(t), static_cast<double>(g.n), static_cast<double>(g.k), g.dtype);
+        if (t > 0)
+          total += gemm_bytes(static_cast<double>(t), static_cast<double>(g.n), static_cast<double>(g.k), g.dtype);
       return total;
     }
     double operator()(const AttentionFwd& a) const { return attention_fwd_bytes(a); }
@@ -88,7 +89,9 @@ std::string describe(const Kernel& k) {
   std::ostringstream os;
   struct V {
     std::ostringstream& os;
-    void operator()(const Gemm& g) const { os << "gemm " << g.m << "x" << g.n << "x" << g.k << " " << to_string(g.dtype); }
+    void operator()(const Gemm& g) const {
+      os << "gemm " << g.m << "x" << g.n << "x" << g.k << " " << to_string(g.dtype);
+    }
     void operator()(const GroupedGemm& g) const {
       std::int64_t rows = 0;
       for (auto t : g.tokens_per_expert) rows += t;

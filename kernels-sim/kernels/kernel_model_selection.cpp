@@ -24,8 +24,9 @@ fs::path requested_file(const std::string& requested) {
   if (fs::is_regular_file(p, ec)) return p;
   const std::string what = fs::is_directory(p, ec) ? "is a directory, not a fit file" : "no such fit file";
   throw ConfigError({{requested, "",
-                      what + "; --kernel-model takes auto, roofline or the path of a fit file "
-                             "(kernels-sim/fits/README.md)" +
+                      what +
+                          "; --kernel-model takes auto, roofline or the path of a fit file "
+                          "(kernels-sim/fits/README.md)" +
                           did_you_mean(requested, {"auto", "roofline"})}});
 }
 
@@ -66,7 +67,8 @@ class PerGpuKernelCostModel final : public KernelCostModel {
   std::string name() const override {
     std::string out = "per GPU:";
     for (const auto& e : entries_)
-      out += " " + (e.gpu.empty() ? "GPUs matching " + e.model->fit().peaks.key : e.gpu) + " -> " + e.model->name() + ";";
+      out +=
+          " " + (e.gpu.empty() ? "GPUs matching " + e.model->fit().peaks.key : e.gpu) + " -> " + e.model->name() + ";";
     return out + " other GPUs -> roofline";
   }
 
@@ -107,8 +109,7 @@ std::string fit_file_label(const fs::path& file) { return last_components(file, 
 
 KernelModelChoice select_kernel_cost_model(const std::string& gpu_name, const fs::path& fits_dir,
                                            const std::string& requested, const KernelEfficiencyParams& roofline) {
-  if (requested == "roofline")
-    return {roofline_model(roofline), "roofline: requested (fits are not consulted)"};
+  if (requested == "roofline") return {roofline_model(roofline), "roofline: requested (fits are not consulted)"};
   if (is_auto(requested)) {
     const fs::path file = fits_dir / (gpu_name + ".json");
     const std::string label = fit_file_label(file);
@@ -129,8 +130,7 @@ KernelModelChoice select_kernel_cost_model(const std::string& gpu_name, const fs
 
 KernelModelChoice select_kernel_cost_model_per_gpu(const fs::path& fits_dir, const std::string& requested,
                                                    const KernelEfficiencyParams& roofline) {
-  if (requested == "roofline")
-    return {roofline_model(roofline), "roofline: requested (fits are not consulted)"};
+  if (requested == "roofline") return {roofline_model(roofline), "roofline: requested (fits are not consulted)"};
   std::vector<PerGpuKernelCostModel::Entry> entries;
   std::string why;
   if (is_auto(requested)) {

@@ -35,8 +35,9 @@ KernelModelChoice select_kernel_cost_model(const std::string& gpu_name, const st
 // select_kernel_cost_model would pick for the device's GPU (DeviceRates::name). "auto" loads every
 // <fits_dir>/<gpu>.json up front (each checked against its file name); a named fit file prices the GPUs it
 // matches and the roofline prices the others.
-KernelModelChoice select_kernel_cost_model_per_gpu(const std::filesystem::path& fits_dir, const std::string& requested,
-                                                   const KernelEfficiencyParams& roofline = builtin_kernel_efficiency());
+KernelModelChoice select_kernel_cost_model_per_gpu(
+    const std::filesystem::path& fits_dir, const std::string& requested,
+    const KernelEfficiencyParams& roofline = builtin_kernel_efficiency());
 
 // How a fit file is named in messages and model names: the path with its two enclosing folders
 // ("kernels-sim/fits/h200-sxm.json"), or the whole path when it has fewer.

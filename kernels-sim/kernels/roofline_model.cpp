@@ -94,7 +94,7 @@ double RooflineKernelCostModel::seconds(const Kernel& kernel, const DeviceRates&
 }
 
 KernelTimeBreakdown RooflineKernelCostModel::explain(const Kernel& kernel, const DeviceRates& device) const {
-  validate(device);
+  check_device_rates(device);
   KernelTimeBreakdown b;
   b.fixed_s = params_.kernel_fixed_s;
   const double fraction =

@@ -26,9 +26,9 @@ namespace moesim::kernels {
 
 // The parts of one prediction, for reports and tests.
 struct KernelTimeBreakdown {
-  double seconds = 0;     // fixed + max(compute, memory)
-  double compute_s = 0;   // FLOP / (peak * efficiency); 0 for memory-bound kernels
-  double memory_s = 0;    // bytes / (hbm * hbm_fraction, or the elementwise fraction for memory-bound kernels)
+  double seconds = 0;    // fixed + max(compute, memory)
+  double compute_s = 0;  // FLOP / (peak * efficiency); 0 for memory-bound kernels
+  double memory_s = 0;   // bytes / (hbm * hbm_fraction, or the elementwise fraction for memory-bound kernels)
   double fixed_s = 0;
   double efficiency = 0;  // achieved fraction of the dtype's peak inside the compute term (0 if none)
   bool memory_bound() const { return memory_s > compute_s; }

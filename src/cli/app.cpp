@@ -13,7 +13,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   Context ctx{out, err, ""};
   CLI::App app{"moesim: simulator and performance model of Mixture-of-Experts training on GPU clusters", "moesim"};
   app.require_subcommand(1);
-  app.add_option("--data-dir", ctx.data_dir, "Folder holding models/ and topologies/ (default: $MOESIM_DATA_DIR or the source tree)");
+  app.add_option("--data-dir", ctx.data_dir,
+                 "Folder holding models/ and topologies/ (default: $MOESIM_DATA_DIR or the source tree)");
   add_check_command(app, ctx);
   add_list_command(app, ctx);
   add_fit_command(app, ctx);
@@ -35,8 +36,10 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return 0;
   } catch (const CLI::ParseError& e) {
     err << "moesim: " << e.what() << "\n";
-    if (auto* sub = app.get_subcommands().empty() ? nullptr : app.get_subcommands().front()) err << sub->help();
-    else err << "Run 'moesim --help' for the list of commands.\n";
+    if (auto* sub = app.get_subcommands().empty() ? nullptr : app.get_subcommands().front())
+      err << sub->help();
+    else
+      err << "Run 'moesim --help' for the list of commands.\n";
     return static_cast<int>(ExitCode::usage);
   } catch (const Error& e) {
     const char* kind = e.code() == ExitCode::bad_config   ? "bad config"

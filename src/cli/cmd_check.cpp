@@ -64,7 +64,8 @@ const char* check_one(const std::string& file, const Context& ctx, Diagnostics& 
 }  // namespace
 
 void add_check_command(CLI::App& app, Context& ctx) {
-  auto* sub = app.add_subcommand("check", "Check config files (model, system, part, layout) strictly and report every problem");
+  auto* sub =
+      app.add_subcommand("check", "Check config files (model, system, part, layout) strictly and report every problem");
   auto files = std::make_shared<std::vector<std::string>>();
   sub->add_option("files", *files, "JSON files")->required();
   sub->callback([&ctx, files] {

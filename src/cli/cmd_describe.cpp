@@ -38,18 +38,18 @@ std::string attention_text(const model::ModelSpec& m) {
   const auto& a = m.attention;
   std::string t;
   if (a.kind == model::AttentionKind::mla) {
-    t = "MLA, " + std::to_string(a.num_attention_heads) + " heads, q_lora " + std::to_string(a.q_lora_rank) + ", kv_lora " +
-        std::to_string(a.kv_lora_rank) + ", qk " + std::to_string(a.qk_nope_head_dim) + "+" +
+    t = "MLA, " + std::to_string(a.num_attention_heads) + " heads, q_lora " + std::to_string(a.q_lora_rank) +
+        ", kv_lora " + std::to_string(a.kv_lora_rank) + ", qk " + std::to_string(a.qk_nope_head_dim) + "+" +
         std::to_string(a.qk_rope_head_dim) + " rope, v " + std::to_string(a.v_head_dim);
   } else {
-    t = (a.num_query_groups == a.num_attention_heads ? "MHA, " : "GQA, ") + std::to_string(a.num_attention_heads) + "/" +
-        std::to_string(a.num_query_groups) + " heads x " + std::to_string(a.head_dim);
+    t = (a.num_query_groups == a.num_attention_heads ? "MHA, " : "GQA, ") + std::to_string(a.num_attention_heads) +
+        "/" + std::to_string(a.num_query_groups) + " heads x " + std::to_string(a.head_dim);
   }
   if (a.qk_norm) t += ", QK-norm";
   if (a.attention_sinks) t += ", sinks";
   if (a.sliding_window > 0)
-    t += ", window " + std::to_string(a.sliding_window) + " on " + std::to_string(m.num_sliding_window_layers()) + " of " +
-         std::to_string(m.num_layers) + " layers";
+    t += ", window " + std::to_string(a.sliding_window) + " on " + std::to_string(m.num_sliding_window_layers()) +
+         " of " + std::to_string(m.num_layers) + " layers";
   return t;
 }
 
@@ -57,7 +57,8 @@ void run_describe(const DescribeArgs& args, Context& ctx) {
   const auto convention = model::parse_flops_convention(args.convention);
   if (!convention)
     throw UsageError("--flops-convention: unknown convention \"" + args.convention + "\"; expected one of " +
-                     join_names(model::flops_convention_names()) + did_you_mean(args.convention, model::flops_convention_names()));
+                     join_names(model::flops_convention_names()) +
+                     did_you_mean(args.convention, model::flops_convention_names()));
   const model::ModelCatalog catalog(config::data_dir(ctx.data_dir));
   model::ModelSpec spec = model::load_model_file(catalog.resolve(args.model));
   if (args.mtp >= 0) spec.mtp_num_layers = args.mtp;
@@ -88,8 +89,8 @@ void run_describe(const DescribeArgs& args, Context& ctx) {
     j["flops_convention"] = model::to_string(*convention);
     j["tp"] = args.tp;
     j["flops_per_token"] = f.total();
-    j["flops_breakdown"] = {{"mlp", f.mlp},       {"attention", f.attention}, {"attention_core", f.attention_core},
-                            {"mtp", f.mtp},       {"logits", f.logits},       {"router", f.router},
+    j["flops_breakdown"] = {{"mlp", f.mlp},    {"attention", f.attention}, {"attention_core", f.attention_core},
+                            {"mtp", f.mtp},    {"logits", f.logits},       {"router", f.router},
                             {"other", f.other}};
     ctx.out << j.dump(2) << "\n";
     return;
@@ -116,7 +117,8 @@ void run_describe(const DescribeArgs& args, Context& ctx) {
     row("experts", t);
   }
   row("params total", billions(p.total) + " (main " + billions(p.main_total) + ", MTP " + billions(p.mtp_total) + ")");
-  row("params active", billions(p.active) + " per token (" + billions(p.active_non_embedding) + " without the input embedding)");
+  row("params active",
+      billions(p.active) + " per token (" + billions(p.active_non_embedding) + " without the input embedding)");
   row("FLOPs/token", gflop(f.total()) + " (" + model::to_string(*convention) + ", seq " + std::to_string(args.seq) +
                          ", tp " + std::to_string(args.tp) + ")");
   row("  mlp", gflop(f.mlp));
@@ -131,10 +133,12 @@ void run_describe(const DescribeArgs& args, Context& ctx) {
 void add_describe_command(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("describe", "Show a model's architecture, parameter counts and FLOPs per token");
   auto args = std::make_shared<DescribeArgs>();
-  sub->add_option("--model,-m", args->model, "Catalog name or alias, catalog file, or Hugging Face config.json")->required();
+  sub->add_option("--model,-m", args->model, "Catalog name or alias, catalog file, or Hugging Face config.json")
+      ->required();
   sub->add_option("--seq", args->seq, "Sequence length (default 4096)")->check(CLI::PositiveNumber);
   sub->add_option("--flops-convention", args->convention, "megatron | torchtitan | maxtext (default megatron)");
-  sub->add_option("--tp", args->tp, "Tensor-parallel size, for Megatron's vocabulary padding (default 1)")->check(CLI::PositiveNumber);
+  sub->add_option("--tp", args->tp, "Tensor-parallel size, for Megatron's vocabulary padding (default 1)")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--mtp", args->mtp, "MTP blocks to count (default: the model's own)")->check(CLI::NonNegativeNumber);
   sub->add_flag("--json", args->json, "Print JSON (FLOP, not GFLOP)");
   sub->callback([&ctx, args] { run_describe(*args, ctx); });

@@ -21,7 +21,8 @@ void add_fit_command(CLI::App& app, Context& ctx) {
     kernels::fit::FitOptions fit;
   };
   auto opts = std::make_shared<Options>();
-  auto* sub = app.add_subcommand("fit", "Fit kernel cost models to calibration measurements (kernels-sim/data/<gpu>/*.jsonl)");
+  auto* sub =
+      app.add_subcommand("fit", "Fit kernel cost models to calibration measurements (kernels-sim/data/<gpu>/*.jsonl)");
   sub->add_option("--data", opts->data, "Folder of *.jsonl calibration records (or one .jsonl file)")->required();
   sub->add_option("--out", opts->out, "Fit file to write, e.g. kernels-sim/fits/h200.json")->required();
   sub->add_option("--roofline-tolerance", opts->fit.roofline_tolerance,
@@ -38,7 +39,8 @@ void add_fit_command(CLI::App& app, Context& ctx) {
     file << kf::write_fit_file(fit);
     if (!file) throw ConfigError({{opts->out, "", "write failed"}});
 
-    ctx.out << "fit " << fit.gpu << " (" << fit.records << " records, " << fit.data_hash << ") -> " << opts->out << "\n";
+    ctx.out << "fit " << fit.gpu << " (" << fit.records << " records, " << fit.data_hash << ") -> " << opts->out
+            << "\n";
     for (const auto& f : fit.families) {
       ctx.out << "  " << std::left << std::setw(24) << f.family << " n=" << f.n << std::fixed << std::setprecision(4)
               << " R^2=" << f.r2 << std::setprecision(1) << " median_err=" << 100 * f.median_rel_error

@@ -16,7 +16,9 @@ namespace moesim::cli {
 void add_list_command(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("list", "List catalog entries: models, systems or parts");
   auto what = std::make_shared<std::string>();
-  sub->add_option("what", *what, "models | systems | parts")->required()->check(CLI::IsMember({"models", "systems", "parts"}));
+  sub->add_option("what", *what, "models | systems | parts")
+      ->required()
+      ->check(CLI::IsMember({"models", "systems", "parts"}));
   sub->callback([&ctx, what] {
     const auto root = config::data_dir(ctx.data_dir);
     if (*what == "models") {  // the model catalog: canonical names with the aliases each one answers to

@@ -21,7 +21,8 @@ void add_memory_command(CLI::App& app, Context& ctx) {
     bool json = false;
   };
   auto args = std::make_shared<Args>();
-  auto* sub = app.add_subcommand("memory", "Per-GPU memory (weights, gradients, optimizer, activations, buffers) of a layout");
+  auto* sub =
+      app.add_subcommand("memory", "Per-GPU memory (weights, gradients, optimizer, activations, buffers) of a layout");
   add_case_flags(*sub, args->flags);
   sub->add_flag("--json", args->json, "Print JSON (max_GiB, usable_GiB, fits, ranks[])");
   sub->callback([&ctx, args] {
@@ -29,7 +30,8 @@ void add_memory_command(CLI::App& app, Context& ctx) {
     model_params(args->flags.params);  // memory uses no general parameter, but a bad --param is still an error
     const auto facts = memory::model_facts(c.model);
     layout::check_feasibility(c.layout, facts);
-    const auto est = memory::estimate_memory(c.model, c.layout, layout::assign_stages(c.layout, facts), c.system.gpu.usable_hbm_bytes());
+    const auto est = memory::estimate_memory(c.model, c.layout, layout::assign_stages(c.layout, facts),
+                                             c.system.gpu.usable_hbm_bytes());
     if (args->json) {
       nlohmann::ordered_json j;
       j["model"] = c.model.name;
@@ -40,26 +42,35 @@ void add_memory_command(CLI::App& app, Context& ctx) {
       j["fits"] = est.fits();
       auto ranks = nlohmann::ordered_json::array();
       for (const auto& b : est.ranks)
-        ranks.push_back({{"pp_rank", b.pp_rank}, {"dense_params", b.dense_params}, {"expert_params", b.expert_params},
-                         {"weights_GiB", b.weights / kGiB}, {"gradients_GiB", b.gradients / kGiB},
-                         {"optimizer_GiB", b.optimizer / kGiB}, {"fsdp_unsharded_GiB", b.fsdp_unsharded / kGiB},
+        ranks.push_back({{"pp_rank", b.pp_rank},
+                         {"dense_params", b.dense_params},
+                         {"expert_params", b.expert_params},
+                         {"weights_GiB", b.weights / kGiB},
+                         {"gradients_GiB", b.gradients / kGiB},
+                         {"optimizer_GiB", b.optimizer / kGiB},
+                         {"fsdp_unsharded_GiB", b.fsdp_unsharded / kGiB},
                          {"activations_GiB", b.activations / kGiB},
-                         {"inflight_chunks", b.inflight_units}, {"buffers_GiB", b.buffers / kGiB},
-                         {"fragmentation_GiB", b.fragmentation / kGiB}, {"total_GiB", b.total() / kGiB}});
+                         {"inflight_chunks", b.inflight_units},
+                         {"buffers_GiB", b.buffers / kGiB},
+                         {"fragmentation_GiB", b.fragmentation / kGiB},
+                         {"total_GiB", b.total() / kGiB}});
       j["ranks"] = ranks;
       ctx.out << j.dump(2) << "\n";
     } else {
       char line[200];
-      ctx.out << c.model.name << " on " << c.layout.gpus << " x " << c.system.name << ", " << predict::layout_summary(c.layout) << "\n";
-      std::snprintf(line, sizeof line, "%-8s %9s %9s %9s %9s %9s %9s %9s\n", "pp rank", "weights", "grads", "optim", "activ", "buffers", "total", "GiB");
+      ctx.out << c.model.name << " on " << c.layout.gpus << " x " << c.system.name << ", "
+              << predict::layout_summary(c.layout) << "\n";
+      std::snprintf(line, sizeof line, "%-8s %9s %9s %9s %9s %9s %9s %9s\n", "pp rank", "weights", "grads", "optim",
+                    "activ", "buffers", "total", "GiB");
       ctx.out << line;
       for (const auto& b : est.ranks) {
         std::snprintf(line, sizeof line, "%-8d %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f\n", b.pp_rank, b.weights / kGiB,
-                      b.gradients / kGiB, b.optimizer / kGiB, b.activations / kGiB, (b.buffers + b.fragmentation) / kGiB,
-                      b.total() / kGiB);
+                      b.gradients / kGiB, b.optimizer / kGiB, b.activations / kGiB,
+                      (b.buffers + b.fragmentation) / kGiB, b.total() / kGiB);
         ctx.out << line;
       }
-      std::snprintf(line, sizeof line, "usable HBM %.2f GiB: %s\n", est.usable_bytes / kGiB, est.fits() ? "fits" : "does NOT fit");
+      std::snprintf(line, sizeof line, "usable HBM %.2f GiB: %s\n", est.usable_bytes / kGiB,
+                    est.fits() ? "fits" : "does NOT fit");
       ctx.out << line;
     }
     memory::require_fit(est);

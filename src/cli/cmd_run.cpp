@@ -17,7 +17,8 @@ void add_run_command(CLI::App& app, Context& ctx) {
     std::string trace;
   };
   auto args = std::make_shared<Args>();
-  auto* sub = app.add_subcommand("run", "Simulate one training step (default: DeepSeek-V3 on 256 GB300 NVL72, the published Megatron recipe)");
+  auto* sub = app.add_subcommand(
+      "run", "Simulate one training step (default: DeepSeek-V3 on 256 GB300 NVL72, the published Megatron recipe)");
   add_case_flags(*sub, args->flags);
   sub->add_flag("--json", args->json, "Print the StepReport as JSON");
   sub->add_option("--trace", args->trace, "Write a Chrome trace / Perfetto JSON of the step to FILE");

@@ -11,14 +11,15 @@
 #include "config/data_dir.hpp"
 #include "core/did_you_mean.hpp"
 #include "core/error.hpp"
-#include "report/chrome_trace.hpp"
-#include "report/step_report.hpp"
-#include "report/validation_report.hpp"
 #include "model/model_catalog.hpp"
+#include "model/model_loader.hpp"
 #include "predict/dataset_rules.hpp"
 #include "predict/param_fit.hpp"
 #include "predict/recipe_settings.hpp"
 #include "predict/validation.hpp"
+#include "report/chrome_trace.hpp"
+#include "report/step_report.hpp"
+#include "report/validation_report.hpp"
 #include "topology/system_catalog.hpp"
 
 namespace moesim::cli {
@@ -26,8 +27,9 @@ namespace moesim::cli {
 namespace {
 
 // --explain ID: the row's case through `run`'s full report, with the measured value beside the prediction.
-void explain_row(Context& ctx, const config::CsvTable& table, const predict::Resolvers& r, const predict::PredictOptions& base,
-                 const std::string& id, const std::string& trace, const std::string& kernel_why) {
+void explain_row(Context& ctx, const config::CsvTable& table, const predict::Resolvers& r,
+                 const predict::PredictOptions& base, const std::string& id, const std::string& trace,
+                 const std::string& kernel_why) {
   std::vector<std::string> ids;
   for (const auto& row : table.rows) {
     const auto it = row.find("id");
@@ -86,36 +88,49 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     std::string recipes;
   };
   auto args = std::make_shared<Args>();
-  auto* sub = app.add_subcommand("validate", "Predict published measurements (groundtruth.csv schema) and report the error of each row");
+  auto* sub = app.add_subcommand(
+      "validate", "Predict published measurements (groundtruth.csv schema) and report the error of each row");
   sub->add_option("--csv", args->csv, "Measurements CSV (default: data/measurements/groundtruth.csv in the data dir)");
   sub->add_flag("--json", args->json, "Print rows and summary as JSON");
   sub->add_flag("--markdown", args->markdown, "Print the README accuracy table");
-  sub->add_option("--param", args->params, "Override a general model parameter (a step parameter or a kernel constant), name=value; repeatable");
+  sub->add_option("--param", args->params,
+                  "Override a general model parameter (a step parameter or a kernel constant), name=value; repeatable");
   add_kernel_model_flag(*sub, args->kernel_model);
-  sub->add_flag("--ladder", args->ladder, "Also read consecutive rows as optimisation-ladder steps and say whether each predicted change has the measured direction");
-  sub->add_option("--explain", args->explain, "Predict one row (by id) and print its full step report: breakdown, memory, layout");
-  sub->add_option("--fit", args->fit, "Refit one general parameter to the table: NAME=LO:HI (e.g. framework_host_factor=1:8); prints the best value, the rows that inform it and the summary there");
-  sub->add_option("--trace", args->trace, "With --explain: write the row's step as a Chrome trace / Perfetto JSON to FILE");
+  sub->add_flag("--ladder", args->ladder,
+                "Also read consecutive rows as optimisation-ladder steps and say whether each predicted change has the "
+                "measured direction");
+  sub->add_option("--explain", args->explain,
+                  "Predict one row (by id) and print its full step report: breakdown, memory, layout");
+  sub->add_option("--fit", args->fit,
+                  "Refit one general parameter to the table: NAME=LO:HI (e.g. framework_host_factor=1:8); prints the "
+                  "best value, the rows that inform it and the summary there");
+  sub->add_option("--trace", args->trace,
+                  "With --explain: write the row's step as a Chrome trace / Perfetto JSON to FILE");
   sub->add_option("--recipes", args->recipes,
                   "Recipe settings that fill the table's unstated software-stack cells: FILE | none (default with the "
                   "default --csv: data/measurements/groundtruth_recipes.csv; with another --csv: none)");
   sub->callback([&ctx, args] {
     const auto root = config::data_dir(ctx.data_dir);
-    const std::string csv = !args->csv.empty() ? args->csv : (root / "data" / "measurements" / "groundtruth.csv").string();
+    const std::string csv =
+        !args->csv.empty() ? args->csv : (root / "data" / "measurements" / "groundtruth.csv").string();
     auto table = config::read_csv(csv);
     // A table of another shape is a bad config (exit 2), not "no predictable row".
     predict::require_columns(table);
     // Recipe settings: cells the measurements table leaves unstated, from the recipes the benchmarks ran.
     const std::string recipes = !args->recipes.empty() ? args->recipes
-                                : args->csv.empty()    ? (root / "data" / "measurements" / "groundtruth_recipes.csv").string()
-                                                       : "none";
+                                : args->csv.empty()
+                                    ? (root / "data" / "measurements" / "groundtruth_recipes.csv").string()
+                                    : "none";
     const auto rules = std::make_shared<const predict::DatasetRules>(predict::load_dataset_rules(root));
     std::vector<predict::RecipeFill> filled;
     if (recipes != "none") filled = predict::apply_recipe_settings(table, config::read_csv(recipes), rules->spellings);
     const model::ModelCatalog models(root);
     const auto systems = topology::SystemCatalog::load(root);
-    predict::Resolvers r{[&](const std::string& n) { return models.load(n); },
-                         [&](const std::string& n) { return systems.resolve(n); }, rules};
+    // An unknown model is reported against the table's model column (as the user named the table), not --model.
+    const std::string table_name = args->csv.empty() ? "data/measurements/groundtruth.csv" : args->csv;
+    predict::Resolvers r{
+        [&](const std::string& n) { return model::load_model_file(models.resolve(n, table_name, "model")); },
+        [&](const std::string& n) { return systems.resolve(n); }, rules};
     const auto params = model_params(args->params);
     const auto kernel_model = select_kernel_model_per_gpu(args->kernel_model, ctx, params.kernels);
     predict::PredictOptions base;

@@ -21,10 +21,14 @@
 namespace moesim::cli {
 
 void add_case_flags(CLI::App& sub, CaseFlags& flags) {
-  sub.add_option("--model", flags.model, "Model: catalog name or alias (moesim list models), or a JSON / Hugging Face config.json path");
+  sub.add_option("--model", flags.model,
+                 "Model: catalog name or alias (moesim list models), or a JSON / Hugging Face config.json path");
   sub.add_option("--system", flags.system, "System: catalog name or alias (moesim list systems), or a JSON path");
-  sub.add_option("--flops-convention", flags.flops_convention, "FLOP definition for TFLOPS: megatron | torchtitan | maxtext");
-  sub.add_option("--param", flags.params, "Override a general model parameter (a step parameter or a kernel constant), name=value (e.g. kernel_launch_us=8); repeatable");
+  sub.add_option("--flops-convention", flags.flops_convention,
+                 "FLOP definition for TFLOPS: megatron | torchtitan | maxtext");
+  sub.add_option("--param", flags.params,
+                 "Override a general model parameter (a step parameter or a kernel constant), name=value (e.g. "
+                 "kernel_launch_us=8); repeatable");
   add_kernel_model_flag(sub, flags.kernel_model);
   add_layout_flags(sub, flags.layout);
 }
@@ -110,8 +114,9 @@ void apply_model_defaults(predict::Case& c, const config::Json& layout_json, con
   // pass it (or edit it) with --pp-layout.
   if (const std::string chosen = predict::default_pipeline_layout(c.model, c.layout); !chosen.empty()) {
     c.layout.pp_layout = chosen;
-    ctx.err << "note: " << c.model.num_layers << " decoder layers do not split evenly over pp*vpp="
-            << c.layout.pp * c.layout.vpp << " virtual stages; using the balanced layout --pp-layout \""
+    ctx.err << "note: " << c.model.num_layers
+            << " decoder layers do not split evenly over pp*vpp=" << c.layout.pp * c.layout.vpp
+            << " virtual stages; using the balanced layout --pp-layout \""
             << layout::parse_pipeline_layout(chosen).to_string() << "\"\n";
   }
 }
@@ -123,16 +128,19 @@ predict::Case resolve_case(const CaseFlags& flags, const Context& ctx) {
   config::Json json = layout_json(flags.layout, diags, base);
   diags.throw_if_any();
   // The layout JSON may carry "model" and "system" (a case file); flags win over it.
-  auto spec = layout::read_case(json, flags.layout.layout_file.empty() ? (use_default ? "<built-in>" : "<flags>")
-                                                                       : flags.layout.layout_file,
-                                diags);
+  auto spec = layout::read_case(
+      json, flags.layout.layout_file.empty() ? (use_default ? "<built-in>" : "<flags>") : flags.layout.layout_file,
+      diags);
   diags.throw_if_any();
   const std::string model = !flags.model.empty() ? flags.model : spec.model;
   const std::string system = !flags.system.empty() ? flags.system : spec.system;
-  if (model.empty()) throw UsageError("no model: give --model NAME (see 'moesim list models') or a case file with \"model\"");
-  if (system.empty()) throw UsageError("no system: give --system NAME (see 'moesim list systems') or a case file with \"system\"");
+  if (model.empty())
+    throw UsageError("no model: give --model NAME (see 'moesim list models') or a case file with \"model\"");
+  if (system.empty())
+    throw UsageError("no system: give --system NAME (see 'moesim list systems') or a case file with \"system\"");
   const auto root = config::data_dir(ctx.data_dir);
-  predict::Case c{model::ModelCatalog(root).load(model), topology::SystemCatalog::load(root).resolve(system), spec.layout};
+  predict::Case c{model::ModelCatalog(root).load(model), topology::SystemCatalog::load(root).resolve(system),
+                  spec.layout};
   apply_model_defaults(c, json, ctx);
   return c;
 }

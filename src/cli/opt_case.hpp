@@ -15,7 +15,7 @@ struct CaseFlags {
   std::string model;   // catalog name, alias, or path (catalog JSON or Hugging Face config.json)
   std::string system;  // catalog name, alias, or path
   std::string flops_convention = "megatron";
-  std::vector<std::string> params;  // --param name=value: step parameters and kernel constants (ModelParams)
+  std::vector<std::string> params;    // --param name=value: step parameters and kernel constants (ModelParams)
   std::string kernel_model = "auto";  // --kernel-model auto | roofline | FILE (kernels/kernel_model_selection.hpp)
   LayoutFlags layout;
 };

@@ -16,8 +16,8 @@
 namespace moesim::cli {
 namespace {
 
-using layout::FieldKind;
 using config::Json;
+using layout::FieldKind;
 
 constexpr const char* kFlagsFile = "<flags>";
 constexpr const char* kGroup = "Layout";
@@ -83,9 +83,7 @@ Json convert(FieldKind kind, const std::string& v) {
     case FieldKind::positive_number:
       if (const auto x = parse_finite_number(v); x && *x > 0) return *x;
       throw std::invalid_argument("expected a positive number, got \"" + v + "\"");
-    case FieldKind::pp_layout:
-      try {
-        layout::parse_pipeline_layout(v);
+    case FieldKind::pp_layout: try { layout::parse_pipeline_layout(v);
       } catch (const std::invalid_argument& e) {
         throw std::invalid_argument("bad pipeline layout \"" + v + "\": " + e.what());
       }
@@ -173,8 +171,10 @@ void add_layout_flags(CLI::App& sub, LayoutFlags& flags) {
     };
     CLI::Option* opt = sub.add_option_function<std::vector<std::string>>(
         flag, record, "Megatron-LM recompute argument (see --recompute)");
-    if (key == "recompute_modules") opt->expected(1, -1);
-    else opt->expected(1);
+    if (key == "recompute_modules")
+      opt->expected(1, -1);
+    else
+      opt->expected(1);
     opt->group(kMegatronGroup);
   }
   add_flag(sub, flags, dashed(kNotVpp), kNotVpp, FieldKind::positive_int,
@@ -194,8 +194,9 @@ config::Json layout_json(const LayoutFlags& flags, Diagnostics& diags, const con
   for (const auto& g : flags.given) {
     if (g.key == kNotVpp) {
       diags.add(kFlagsFile, g.flag,
-                g.flag + " is layers per virtual stage, not the number of virtual stages; give --vpp "
-                         "(--virtual-pipeline-model-parallel-size) or --pp-layout instead");
+                g.flag +
+                    " is layers per virtual stage, not the number of virtual stages; give --vpp "
+                    "(--virtual-pipeline-model-parallel-size) or --pp-layout instead");
       continue;
     }
     const FieldRef ref = field_of(g.key);
@@ -214,8 +215,10 @@ config::Json layout_json(const LayoutFlags& flags, Diagnostics& diags, const con
       const layout::LayoutField& f = *layout::find_layout_field(g.key);
       const bool megatron = g.key != f.key;
       const Json value = convert(megatron ? f.megatron_kind : f.kind, g.values.at(0));
-      if (f.key == "grad_reduce_dtype" && megatron) doc["grad_reduce_dtype"] = value.get<bool>() ? "bf16" : "fp32";
-      else doc[std::string(f.key)] = value;
+      if (f.key == "grad_reduce_dtype" && megatron)
+        doc["grad_reduce_dtype"] = value.get<bool>() ? "bf16" : "fp32";
+      else
+        doc[std::string(f.key)] = value;
     } catch (const std::invalid_argument& e) {
       diags.add(kFlagsFile, g.flag, e.what());
     }

@@ -128,7 +128,7 @@ double busbw_factor(Collective op, int n) {
 }
 
 WireBytes wire_bytes(const CollectiveSpec& s) {
-  validate(s.group);
+  check_group_shape(s.group);
   const GroupShape& g = s.group;
   const double n = g.ranks, N = g.domains(), S = s.bytes;
   const double per_domain = std::min<double>(g.ranks_per_domain, n);
@@ -152,7 +152,7 @@ WireBytes wire_bytes(const CollectiveSpec& s) {
 }
 
 CollectiveCost collective_cost(const CollectiveSpec& spec, const Fabric& fabric) {
-  validate(spec.group);
+  check_group_shape(spec.group);
   if (spec.bytes < 0) throw InternalError("collective with negative bytes");
   CollectiveCost c;
   if (spec.group.ranks == 1 && spec.op != Collective::send_recv) return c;  // nothing to exchange

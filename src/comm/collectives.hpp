@@ -44,13 +44,13 @@ struct WireBytes {
 };
 
 struct CollectiveCost {
-  double seconds = 0;      // latency_s + bandwidth_s
+  double seconds = 0;  // latency_s + bandwidth_s
   double latency_s = 0;
   double bandwidth_s = 0;  // max(scale_up_s, scale_out_s)
   // Time each link class needs alone (bytes on it / achieved rate); the classes run concurrently. The engine's
   // flows are sized from these.
   double scale_up_s = 0, scale_out_s = 0;
-  WireBytes sent;          // per rank
+  WireBytes sent;  // per rank
 };
 
 // Throws InfeasibleError for pairs that do not exist (NVLS across domains, tree all-gather, direct all-reduce).

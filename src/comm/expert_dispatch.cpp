@@ -20,9 +20,7 @@ double miss_probability(int a, int b, int k) {
   return p;
 }
 
-double log_choose(int n, int r) {
-  return std::lgamma(n + 1.0) - std::lgamma(r + 1.0) - std::lgamma(n - r + 1.0);
-}
+double log_choose(int n, int r) { return std::lgamma(n + 1.0) - std::lgamma(r + 1.0) - std::lgamma(n - r + 1.0); }
 
 }  // namespace
 

@@ -29,10 +29,10 @@ double expected_distinct_buckets(const RoutingSpec& routing, int buckets);
 enum class Phase { dispatch, combine };
 
 struct DispatchProblem {
-  GroupShape ep;                 // EP group and its ranks per scale-up domain
+  GroupShape ep;  // EP group and its ranks per scale-up domain
   RoutingSpec routing;
-  double tokens_per_rank = 0;    // T: tokens a rank holds before dispatch
-  int hidden = 0;                // h
+  double tokens_per_rank = 0;             // T: tokens a rank holds before dispatch
+  int hidden = 0;                         // h
   double dispatch_bytes_per_element = 2;  // e.g. kernels::bytes_per_element(DType::fp8_block)
   double combine_bytes_per_element = 2;   // BF16
 };

@@ -24,9 +24,9 @@ struct DispatchMeasurement {
   std::string source;      // "comm-microbench.csv CM001 ..."
   std::string dispatcher;  // registered name whose byte accounting turns the row into physical bytes
   DispatchProblem problem;
-  bool over_rdma = false;            // the reported bandwidth is the RDMA (scale-out) one, else NVLink
+  bool over_rdma = false;                    // the reported bandwidth is the RDMA (scale-out) one, else NVLink
   double dispatch_Bps = 0, combine_Bps = 0;  // logical bandwidth as reported
-  double link_Bps = 0;               // nominal bandwidth of the reported link class
+  double link_Bps = 0;                       // nominal bandwidth of the reported link class
 };
 
 // A memory-bound pass over token copies that a dispatcher adds to the MoE layer: one read and one write of the

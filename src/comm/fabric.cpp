@@ -10,7 +10,8 @@ namespace moesim::comm {
 EfficiencyCurve::EfficiencyCurve(std::vector<EfficiencyPoint> points) : points_(std::move(points)) {
   if (points_.empty()) throw InternalError("efficiency curve without points");
   for (const auto& p : points_)
-    if (!(p.message_bytes > 0 && p.efficiency > 0)) throw InternalError("efficiency point must be positive: " + p.source);
+    if (!(p.message_bytes > 0 && p.efficiency > 0))
+      throw InternalError("efficiency point must be positive: " + p.source);
   std::sort(points_.begin(), points_.end(),
             [](const EfficiencyPoint& a, const EfficiencyPoint& b) { return a.message_bytes < b.message_bytes; });
 }
@@ -33,11 +34,9 @@ const DispatcherLinkEfficiency& CommEfficiency::dispatcher(const std::string& na
   return it == dispatchers.end() ? ideal : it->second;
 }
 
-int GroupShape::domains() const {
-  return ranks_per_domain >= ranks ? 1 : ranks / ranks_per_domain;
-}
+int GroupShape::domains() const { return ranks_per_domain >= ranks ? 1 : ranks / ranks_per_domain; }
 
-void validate(const GroupShape& g) {
+void check_group_shape(const GroupShape& g) {
   if (g.ranks < 1 || g.ranks_per_domain < 1)
     throw InternalError("group shape needs ranks >= 1 and ranks_per_domain >= 1");
   if (g.ranks_per_domain < g.ranks && g.ranks % g.ranks_per_domain != 0)

@@ -45,10 +45,10 @@ struct DispatcherLinkEfficiency {
 };
 
 struct CommEfficiency {
-  EfficiencyCurve ring_scale_up;       // ring AG/RS/AR, send/recv inside a scale-up domain
-  EfficiencyCurve ring_scale_out;      // the same over NICs
-  EfficiencyCurve nvls;                // NVLS all-reduce/all-gather, algbw / link bandwidth
-  EfficiencyCurve alltoall_scale_up;   // NCCL all-to-all
+  EfficiencyCurve ring_scale_up;      // ring AG/RS/AR, send/recv inside a scale-up domain
+  EfficiencyCurve ring_scale_out;     // the same over NICs
+  EfficiencyCurve nvls;               // NVLS all-reduce/all-gather, algbw / link bandwidth
+  EfficiencyCurve alltoall_scale_up;  // NCCL all-to-all
   EfficiencyCurve alltoall_scale_out;
   // By registered dispatcher name (expert_dispatcher.hpp). Keyed by name so that a new dispatcher brings its
   // factors without a new field here.
@@ -74,6 +74,6 @@ struct GroupShape {
   bool single_domain() const { return domains() == 1; }
 };
 // InternalError unless ranks >= 1, ranks_per_domain >= 1 and the group splits evenly over domains.
-void validate(const GroupShape& g);
+void check_group_shape(const GroupShape& g);
 
 }  // namespace moesim::comm

@@ -13,8 +13,8 @@ constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kGiB = 1024.0 * kMiB;
 constexpr double kGBps = 1e9;
 // Nominal per-GPU unidirectional bandwidths (hardware.md §2, §3).
-constexpr double kNvlink4 = 450 * kGBps;      // 18 x 25 GB/s [S6, S46]
-constexpr double kNvlink5 = 900 * kGBps;      // 18 x 50 GB/s [S46]
+constexpr double kNvlink4 = 450 * kGBps;  // 18 x 25 GB/s [S6, S46]
+constexpr double kNvlink5 = 900 * kGBps;  // 18 x 50 GB/s [S46]
 
 EfficiencyCurve flat(double efficiency, std::string source) {
   return EfficiencyCurve({{1.0, efficiency, std::move(source)}});

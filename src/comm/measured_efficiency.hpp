@@ -24,7 +24,7 @@ struct BusBwMeasurement {
   int ranks = 8;
   double message_bytes = 0;  // nccl-tests "size"
   double busbw_Bps = 0;
-  double link_Bps = 0;       // nominal per-GPU unidirectional bandwidth of the system measured
+  double link_Bps = 0;  // nominal per-GPU unidirectional bandwidth of the system measured
 };
 
 // The measurements behind each architecture's factors (blackwell_ultra uses blackwell's).

@@ -19,17 +19,22 @@ CsvTable parse_csv(const std::string& text, const std::string& file) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') field += '"', ++i;
-      else if (c == '"') quoted = false;
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"')
+        field += '"', ++i;
+      else if (c == '"')
+        quoted = false;
       else {
         if (c == '\n') ++line;
         field += c;
       }
       continue;
     }
-    if (c == '"') quoted = true, any = true;
-    else if (c == ',') rec.push_back(field), field.clear(), any = true;
-    else if (c == '\r') continue;
+    if (c == '"')
+      quoted = true, any = true;
+    else if (c == ',')
+      rec.push_back(field), field.clear(), any = true;
+    else if (c == '\r')
+      continue;
     else if (c == '\n') {
       if (any || !field.empty()) {
         rec.push_back(field);
@@ -38,7 +43,8 @@ CsvTable parse_csv(const std::string& text, const std::string& file) {
       }
       rec.clear(), field.clear(), any = false;
       start_line = ++line;
-    } else field += c, any = true;
+    } else
+      field += c, any = true;
   }
   if (quoted) throw ConfigError({{file, "", "line " + std::to_string(start_line) + ": unterminated quoted field"}});
   if (any || !field.empty()) rec.push_back(field), records.push_back(rec), lines.push_back(start_line);
@@ -50,8 +56,9 @@ CsvTable parse_csv(const std::string& text, const std::string& file) {
       // comma in a "source" or "notes" cell). A header without such a column makes it an error.
       const std::string& last = t.columns.back();
       if (last != "notes" && last != "source")
-        throw ConfigError({{file, "", "line " + std::to_string(lines[r]) + ": " + std::to_string(records[r].size()) +
-                                          " fields, but the header has " + std::to_string(t.columns.size())}});
+        throw ConfigError({{file, "",
+                            "line " + std::to_string(lines[r]) + ": " + std::to_string(records[r].size()) +
+                                " fields, but the header has " + std::to_string(t.columns.size())}});
       auto& record = records[r];
       const std::size_t keep = t.columns.size() - 2;  // fields before the last two columns
       const std::size_t surplus = record.size() - t.columns.size();

@@ -9,8 +9,10 @@ namespace moesim::config {
 Json deep_merge(Json base, const Json& overlay) {
   if (!base.is_object() || !overlay.is_object()) return overlay;
   for (auto it = overlay.begin(); it != overlay.end(); ++it) {
-    if (base.contains(it.key())) base[it.key()] = deep_merge(std::move(base[it.key()]), it.value());
-    else base[it.key()] = it.value();
+    if (base.contains(it.key()))
+      base[it.key()] = deep_merge(std::move(base[it.key()]), it.value());
+    else
+      base[it.key()] = it.value();
   }
   return base;
 }
@@ -23,12 +25,15 @@ Document parse_text(const std::string& text, const std::string& name, Diagnostic
     // nlohmann reports a byte offset; turn it into line:column for humans.
     std::size_t line = 1, col = 1;
     for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') line++, col = 1;
-      else col++;
+      if (text[i] == '\n')
+        line++, col = 1;
+      else
+        col++;
     }
     std::string what = e.what();
     if (auto p = what.find("syntax error"); p != std::string::npos) what = what.substr(p);
-    diags.add(name, "", "malformed JSON at line " + std::to_string(line) + ", column " + std::to_string(col) + ": " + what);
+    diags.add(name, "",
+              "malformed JSON at line " + std::to_string(line) + ", column " + std::to_string(col) + ": " + what);
     doc.json = Json::object();
   }
   return doc;

@@ -30,9 +30,12 @@ const char* bound_text(Bound b) {
 std::string append_pointer(const std::string& base, std::string_view key) {
   std::string out = base + "/";
   for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
   }
   return out;
 }
@@ -46,8 +49,12 @@ ObjectReader::ObjectReader(const Json& object, std::string file, std::string poi
 }
 
 ObjectReader::ObjectReader(ObjectReader&& o) noexcept
-    : object_(o.object_), file_(std::move(o.file_)), pointer_(std::move(o.pointer_)), diags_(o.diags_),
-      known_(std::move(o.known_)), finished_(o.finished_) {
+    : object_(o.object_),
+      file_(std::move(o.file_)),
+      pointer_(std::move(o.pointer_)),
+      diags_(o.diags_),
+      known_(std::move(o.known_)),
+      finished_(o.finished_) {
   o.finished_ = true;
 }
 
@@ -116,8 +123,8 @@ double ObjectReader::number_or(std::string_view key, double fallback, Bound boun
 std::int64_t ObjectReader::integer(std::string_view key, Bound bound) {
   const Json* v = find(key, true);
   if (!v) return 0;
-  const bool integral = v->is_number_integer() ||
-                        (v->is_number_float() && std::floor(v->get<double>()) == v->get<double>());
+  const bool integral =
+      v->is_number_integer() || (v->is_number_float() && std::floor(v->get<double>()) == v->get<double>());
   if (!integral) {
     error(key, std::string("expected ") + bound_text(bound) + "integer, got " + describe(*v));
     return 0;
@@ -174,7 +181,8 @@ std::string ObjectReader::choice(std::string_view key, const std::vector<std::st
   return allowed.empty() ? s : allowed.front();
 }
 
-std::string ObjectReader::choice_or(std::string_view key, std::string fallback, const std::vector<std::string>& allowed) {
+std::string ObjectReader::choice_or(std::string_view key, std::string fallback,
+                                    const std::vector<std::string>& allowed) {
   if (!has(key)) return fallback;
   return choice(key, allowed);
 }
@@ -197,7 +205,8 @@ std::vector<std::string> ObjectReader::strings_or(std::string_view key, std::vec
   return out;
 }
 
-std::vector<std::int64_t> ObjectReader::integers_or(std::string_view key, std::vector<std::int64_t> fallback, Bound bound) {
+std::vector<std::int64_t> ObjectReader::integers_or(std::string_view key, std::vector<std::int64_t> fallback,
+                                                    Bound bound) {
   const Json* v = find(key, false);
   if (!v) return fallback;
   if (!v->is_array()) {
@@ -239,7 +248,8 @@ std::vector<ObjectReader> ObjectReader::objects(std::string_view key) {
     error(key, "expected an array of objects, got " + describe(*v));
     return out;
   }
-  for (std::size_t i = 0; i < v->size(); ++i) out.emplace_back((*v)[i], file_, pointer_to(key) + "/" + std::to_string(i), *diags_);
+  for (std::size_t i = 0; i < v->size(); ++i)
+    out.emplace_back((*v)[i], file_, pointer_to(key) + "/" + std::to_string(i), *diags_);
   return out;
 }
 

@@ -45,9 +45,9 @@ class ObjectReader {
   std::vector<std::int64_t> integers_or(std::string_view key, std::vector<std::int64_t> fallback,
                                         Bound bound = Bound::non_negative);
 
-  ObjectReader object(std::string_view key);                 // required sub-object
+  ObjectReader object(std::string_view key);  // required sub-object
   std::optional<ObjectReader> object_opt(std::string_view key);
-  std::vector<ObjectReader> objects(std::string_view key);   // required array of objects
+  std::vector<ObjectReader> objects(std::string_view key);  // required array of objects
   // The raw value (nullptr when absent); the key becomes known. For fields with a custom shape.
   const Json* raw(std::string_view key);
 

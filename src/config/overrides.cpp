@@ -15,8 +15,10 @@ void apply_override(Json& doc, const Override& o) {
   const std::string path = o.path.front() == '/' ? o.path.substr(1) : o.path;
   const char sep = o.path.front() == '/' ? '/' : '.';
   for (char c : path) {
-    if (c == sep) parts.push_back(cur), cur.clear();
-    else cur += c;
+    if (c == sep)
+      parts.push_back(cur), cur.clear();
+    else
+      cur += c;
   }
   parts.push_back(cur);
   Json value = Json::parse(o.value, nullptr, /*allow_exceptions=*/false);

@@ -42,8 +42,9 @@ class Registry {
   const Entry& find(const std::string& name) const {
     auto it = entries_.find(name);
     if (it == entries_.end())
-      throw ConfigError({{"", "", "unknown " + what_ + " \"" + name + "\"" + did_you_mean(name, names()) +
-                                      "; known: " + join_names(names())}});
+      throw ConfigError({{"", "",
+                          "unknown " + what_ + " \"" + name + "\"" + did_you_mean(name, names()) +
+                              "; known: " + join_names(names())}});
     return it->second;
   }
   std::string what_;

@@ -18,8 +18,7 @@ std::optional<double> parse_finite_number(std::string_view text) {
     std::size_t used = 0;
     const double v = std::stod(s, &used);
     if (used == s.size() && std::isfinite(v)) return v;
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
   return std::nullopt;
 }
 

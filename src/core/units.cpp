@@ -12,9 +12,10 @@ Picoseconds seconds_to_ps(double seconds) {
   // calibration figure many orders too large), not from a training step.
   constexpr double kMaxSeconds = 9.0e18 / kPicosecondsPerSecond;
   if (!(std::fabs(seconds) < kMaxSeconds))
-    throw ConfigError({{"<model>", "", "a duration of " + std::to_string(seconds) +
-                                           " s is outside the simulator's range (|t| < 9e6 s); is a --param or "
-                                           "calibration figure far too large?"}});
+    throw ConfigError({{"<model>", "",
+                        "a duration of " + std::to_string(seconds) +
+                            " s is outside the simulator's range (|t| < 9e6 s); is a --param or "
+                            "calibration figure far too large?"}});
   return static_cast<Picoseconds>(std::llround(seconds * kPicosecondsPerSecond));
 }
 

@@ -14,7 +14,7 @@ inline constexpr double kPicosecondsPerSecond = 1e12;
 inline constexpr double kKiB = 1024.0;
 inline constexpr double kMiB = 1024.0 * 1024.0;
 inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-inline constexpr double kGB = 1e9;    // decimal gigabyte (datasheet bandwidths are decimal)
+inline constexpr double kGB = 1e9;  // decimal gigabyte (datasheet bandwidths are decimal)
 inline constexpr double kTera = 1e12;
 
 // Rounds to the nearest picosecond. A non-finite duration or one beyond int64 picoseconds (about 9e6 s) is a

@@ -9,8 +9,8 @@ namespace moesim::engine {
 
 using opgraph::LinkId;
 
-FlowSolver::FlowSolver(std::vector<double> link_capacity_Bps) : links_(link_capacity_Bps.size()),
-                                                                link_bytes_(link_capacity_Bps.size(), 0.0) {
+FlowSolver::FlowSolver(std::vector<double> link_capacity_Bps)
+    : links_(link_capacity_Bps.size()), link_bytes_(link_capacity_Bps.size(), 0.0) {
   for (std::size_t l = 0; l < links_.size(); ++l) {
     if (!(link_capacity_Bps[l] > 0.0) || !std::isfinite(link_capacity_Bps[l]))
       throw InternalError("FlowSolver: link " + std::to_string(l) + " needs a positive finite capacity");

@@ -39,8 +39,8 @@ class FlowSolver {
   };
   struct Stats {
     std::uint64_t flows_started = 0;
-    std::uint64_t resolves = 0;         // resolve() calls that had something to do
-    std::uint64_t flows_rerated = 0;    // flows visited by those solves, summed
+    std::uint64_t resolves = 0;       // resolve() calls that had something to do
+    std::uint64_t flows_rerated = 0;  // flows visited by those solves, summed
     std::uint64_t max_active_flows = 0;
   };
 
@@ -66,9 +66,9 @@ class FlowSolver {
   struct FlowState {
     std::vector<opgraph::LinkId> path;
     std::vector<std::uint32_t> slot_in_link;  // index of this flow in links_[path[h]].active
-    double remaining = 0.0;   // bytes left at last_update
-    double delivered = 0.0;   // bytes moved up to last_update
-    double rate = 0.0;        // bytes per picosecond
+    double remaining = 0.0;                   // bytes left at last_update
+    double delivered = 0.0;                   // bytes moved up to last_update
+    double rate = 0.0;                        // bytes per picosecond
     Picoseconds last_update = 0;
     Picoseconds predicted_end = kNever;
     std::uint32_t version = 0;  // bumps on every re-prediction; stale heap entries are skipped
@@ -78,7 +78,7 @@ class FlowSolver {
     bool active = false;
   };
   struct LinkState {
-    double capacity = 0.0;  // bytes per picosecond
+    double capacity = 0.0;                                 // bytes per picosecond
     std::vector<std::pair<FlowId, std::uint32_t>> active;  // (flow, hop index in the flow's path)
     bool dirty = false;
     std::uint32_t seen_epoch = 0;

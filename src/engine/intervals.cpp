@@ -6,8 +6,9 @@ namespace moesim::engine {
 
 void normalize(std::vector<Interval>& intervals) {
   std::erase_if(intervals, [](const Interval& i) { return i.end <= i.start; });
-  std::sort(intervals.begin(), intervals.end(),
-            [](const Interval& a, const Interval& b) { return a.start != b.start ? a.start < b.start : a.end < b.end; });
+  std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {
+    return a.start != b.start ? a.start < b.start : a.end < b.end;
+  });
   std::size_t out = 0;
   for (const Interval& i : intervals) {
     if (out > 0 && i.start <= intervals[out - 1].end) {

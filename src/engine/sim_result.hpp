@@ -22,8 +22,8 @@ struct OpTiming {
 };
 
 struct CollectiveTiming {
-  Picoseconds rendezvous = -1;  // every member ready: flows start
-  Picoseconds end = -1;         // last flow done + latency
+  Picoseconds rendezvous = -1;   // every member ready: flows start
+  Picoseconds end = -1;          // last flow done + latency
   double bytes_injected = 0.0;   // sum of the flows' sizes
   double bytes_delivered = 0.0;  // sum of the flows' delivered bytes, integrated from their rates
   bool operator==(const CollectiveTiming&) const = default;
@@ -41,20 +41,20 @@ struct CategoryTime {
 
 struct RankTimes {
   std::vector<CategoryTime> by_category;  // indexed by the graph's category id
-  Picoseconds gpu_busy = 0;      // union of all GPU-stream ops
-  Picoseconds gpu_idle = 0;      // makespan - gpu_busy (pipeline bubbles, host stalls, waits)
-  Picoseconds compute_busy = 0;  // union of compute-kind ops
-  Picoseconds comm_busy = 0;     // union of collective ops (includes waiting for peers at rendezvous)
-  Picoseconds exposed_comm = 0;  // comm_busy minus the time a compute-kind op ran
-  Picoseconds host_busy = 0;     // union of launches and host ops on the rank's CPU thread
+  Picoseconds gpu_busy = 0;               // union of all GPU-stream ops
+  Picoseconds gpu_idle = 0;               // makespan - gpu_busy (pipeline bubbles, host stalls, waits)
+  Picoseconds compute_busy = 0;           // union of compute-kind ops
+  Picoseconds comm_busy = 0;              // union of collective ops (includes waiting for peers at rendezvous)
+  Picoseconds exposed_comm = 0;           // comm_busy minus the time a compute-kind op ran
+  Picoseconds host_busy = 0;              // union of launches and host ops on the rank's CPU thread
   bool operator==(const RankTimes&) const = default;
 };
 
 struct SimStats {
-  std::uint64_t events = 0;          // events popped (including stale ones)
+  std::uint64_t events = 0;  // events popped (including stale ones)
   std::uint64_t flows_started = 0;
   std::uint64_t flow_resolves = 0;
-  std::uint64_t flows_rerated = 0;   // flows visited by rate solves, summed
+  std::uint64_t flows_rerated = 0;  // flows visited by rate solves, summed
   std::uint64_t max_active_flows = 0;
   bool operator==(const SimStats&) const = default;
 };

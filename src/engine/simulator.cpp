@@ -51,7 +51,7 @@ class Run {
     OpId op;
     std::int64_t work_left;  // SM*ps of work left at `last`
     Picoseconds last;
-    std::int32_t avail;      // SMs it runs on since `last`
+    std::int32_t avail;  // SMs it runs on since `last`
   };
   struct CollectiveState {
     std::uint32_t ready = 0;
@@ -246,7 +246,8 @@ void Run::retime(RankId r) {
     rc.avail = avail;
     const auto i = static_cast<std::size_t>(rc.op);
     ++op_version_[i];
-    events_.push(now_ + ceil_div(rc.work_left, avail), Event{EventType::op_end, static_cast<std::uint32_t>(rc.op), op_version_[i]});
+    events_.push(now_ + ceil_div(rc.work_left, avail),
+                 Event{EventType::op_end, static_cast<std::uint32_t>(rc.op), op_version_[i]});
   }
 }
 
@@ -264,15 +265,20 @@ void Run::finish_op(OpId id) {
     st.running = -1;
     ++st.head;
   }
-  for (std::uint32_t k = succ_offset_[static_cast<std::size_t>(id)]; k < succ_offset_[static_cast<std::size_t>(id) + 1]; ++k) {
+  for (std::uint32_t k = succ_offset_[static_cast<std::size_t>(id)]; k < succ_offset_[static_cast<std::size_t>(id) + 1];
+       ++k) {
     const OpId s = succ_[k];
     if (--deps_left_[static_cast<std::size_t>(s)] > 0) continue;
     const Op& so = op(s);
-    if (so.stream == Stream::host) pump_host(so.rank);
-    else try_start(so.rank, so.stream);
+    if (so.stream == Stream::host)
+      pump_host(so.rank);
+    else
+      try_start(so.rank, so.stream);
   }
-  if (o.stream == Stream::host) pump_host(o.rank);
-  else try_start(o.rank, o.stream);
+  if (o.stream == Stream::host)
+    pump_host(o.rank);
+  else
+    try_start(o.rank, o.stream);
 }
 
 void Run::handle(const Event& e) {
@@ -283,7 +289,8 @@ void Run::handle(const Event& e) {
       if (o.kind == OpKind::compute && o.shares_sms) {
         if (e.version != op_version_[e.index]) return;  // re-timed since this was scheduled
         auto& running = running_compute_[static_cast<std::size_t>(o.rank)];
-        running.erase(std::find_if(running.begin(), running.end(), [&](const RunningCompute& rc) { return rc.op == id; }));
+        running.erase(
+            std::find_if(running.begin(), running.end(), [&](const RunningCompute& rc) { return rc.op == id; }));
       }
       finish_op(id);
       return;
@@ -375,9 +382,9 @@ void Run::report_deadlock(std::size_t finished) {
     const Op& o = op(st.running);
     if (o.kind != OpKind::collective) continue;
     const auto& c = g_.collectives()[static_cast<std::size_t>(o.collective)];
-    text += "\n  " + g_.describe(st.running) + ": waiting at rendezvous of collective " + std::to_string(c.id) +
-            " (" + std::to_string(coll_[static_cast<std::size_t>(c.id)].ready) + " of " +
-            std::to_string(c.members.size()) + " members ready)";
+    text += "\n  " + g_.describe(st.running) + ": waiting at rendezvous of collective " + std::to_string(c.id) + " (" +
+            std::to_string(coll_[static_cast<std::size_t>(c.id)].ready) + " of " + std::to_string(c.members.size()) +
+            " members ready)";
     ++shown;
   }
   throw InternalError(text);

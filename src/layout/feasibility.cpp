@@ -12,8 +12,8 @@ std::vector<std::string> feasibility_problems(const Layout& l, const ModelFacts&
   std::vector<std::string> out;
 
   // Sizes first: the divisibility checks below would only repeat a zero or negative size.
-  const std::pair<const char*, int> sizes[] = {{"gpus", l.gpus}, {"tp", l.tp},   {"pp", l.pp},   {"vpp", l.vpp},
-                                               {"cp", l.cp},     {"ep", l.ep},   {"etp", l.etp}, {"mbs", l.mbs},
+  const std::pair<const char*, int> sizes[] = {{"gpus", l.gpus}, {"tp", l.tp},  {"pp", l.pp},   {"vpp", l.vpp},
+                                               {"cp", l.cp},     {"ep", l.ep},  {"etp", l.etp}, {"mbs", l.mbs},
                                                {"gbs", l.gbs},   {"seq", l.seq}};
   for (const auto& [name, v] : sizes)
     if (v < 1) out.push_back(std::string(name) + "=" + s(v) + " must be at least 1");
@@ -58,10 +58,9 @@ std::vector<std::string> feasibility_problems(const Layout& l, const ModelFacts&
   if (l.vpp > 1 && l.pp == 1) out.push_back("vpp=" + s(l.vpp) + " needs pp > 1 (interleaving splits pipeline stages)");
   for (auto& p : stage_problems(l, f)) out.push_back(std::move(p));
   if (l.mtp > f.mtp_layers_available)
-    out.push_back(f.mtp_layers_available == 0
-                      ? "mtp=" + s(l.mtp) + " requested but the model has no MTP layers"
-                      : "mtp=" + s(l.mtp) + " requested but the model has only " + s(f.mtp_layers_available) +
-                            " MTP layers");
+    out.push_back(f.mtp_layers_available == 0 ? "mtp=" + s(l.mtp) + " requested but the model has no MTP layers"
+                                              : "mtp=" + s(l.mtp) + " requested but the model has only " +
+                                                    s(f.mtp_layers_available) + " MTP layers");
 
   // Sequence splits.
   if (l.cp > 1 && l.seq % (2 * l.cp) != 0)
@@ -79,8 +78,10 @@ std::vector<std::string> feasibility_problems(const Layout& l, const ModelFacts&
   // TE's fused grouped MLP runs cuDNN's MXFP8 CuTe DSL kernels only (te.ops fused/forward_grouped_mlp.py).
   if (l.uses_fused_grouped_mlp()) {
     if (l.precision != Precision::mxfp8)
-      out.push_back("grouped_gemm fused-mlp needs precision mxfp8 (Transformer Engine's fused grouped MLP kernels are "
-                    "MXFP8-only), got " + std::string(to_string(l.precision)));
+      out.push_back(
+          "grouped_gemm fused-mlp needs precision mxfp8 (Transformer Engine's fused grouped MLP kernels are "
+          "MXFP8-only), got " +
+          std::string(to_string(l.precision)));
     // Megatron experts.py _is_fused_impl_supported: no expert tensor parallelism, TE 2.14 or newer.
     if (l.etp > 1) out.push_back("grouped_gemm fused-mlp needs etp=1 (Megatron's fused grouped MLP has no expert TP)");
     const TeVersion needed = f.clamped_or_biased_experts ? kTeFusedGroupedMlpClampedBias : kTeFusedGroupedMlp;
@@ -94,7 +95,8 @@ std::vector<std::string> feasibility_problems(const Layout& l, const ModelFacts&
   if (l.a2a_overlap) {
     if (l.ep == 1) out.push_back("a2a_overlap needs expert parallelism (ep > 1)");
     if (l.dispatcher == Dispatcher::allgather) out.push_back("a2a_overlap does not work with the allgather dispatcher");
-    if (l.recompute.granularity == RecomputeGranularity::full) out.push_back("a2a_overlap does not work with full recompute");
+    if (l.recompute.granularity == RecomputeGranularity::full)
+      out.push_back("a2a_overlap does not work with full recompute");
     if (l.pp > 1 && l.vpp == 1) out.push_back("a2a_overlap with pp > 1 needs the interleaved schedule (vpp > 1)");
   }
   return out;

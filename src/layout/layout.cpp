@@ -40,9 +40,10 @@ const NameTable<CudaGraph>& cuda_graph_table() {
   return t;
 }
 const NameTable<GroupedGemm>& grouped_gemm_table() {
-  static const NameTable<GroupedGemm> t = {
-      {"auto", GroupedGemm::auto_}, {"per-expert", GroupedGemm::per_expert}, {"fused", GroupedGemm::fused},
-      {"fused-mlp", GroupedGemm::fused_mlp}};
+  static const NameTable<GroupedGemm> t = {{"auto", GroupedGemm::auto_},
+                                           {"per-expert", GroupedGemm::per_expert},
+                                           {"fused", GroupedGemm::fused},
+                                           {"fused-mlp", GroupedGemm::fused_mlp}};
   return t;
 }
 const NameTable<GraphScope>& graph_scope_table() {
@@ -58,11 +59,13 @@ const NameTable<Dtype>& dtype_table() {
   return t;
 }
 const NameTable<RecomputeModule>& module_table() {
-  static const NameTable<RecomputeModule> t = {
-      {"core_attn", RecomputeModule::core_attn},     {"mlp", RecomputeModule::mlp},
-      {"moe", RecomputeModule::moe},                 {"moe_act", RecomputeModule::moe_act},
-      {"layernorm", RecomputeModule::layernorm},     {"mla_up_proj", RecomputeModule::mla_up_proj},
-      {"shared_experts", RecomputeModule::shared_experts}};
+  static const NameTable<RecomputeModule> t = {{"core_attn", RecomputeModule::core_attn},
+                                               {"mlp", RecomputeModule::mlp},
+                                               {"moe", RecomputeModule::moe},
+                                               {"moe_act", RecomputeModule::moe_act},
+                                               {"layernorm", RecomputeModule::layernorm},
+                                               {"mla_up_proj", RecomputeModule::mla_up_proj},
+                                               {"shared_experts", RecomputeModule::shared_experts}};
   return t;
 }
 const NameTable<RecomputeMethod>& method_table() {
@@ -175,8 +178,7 @@ Precision parse_precision(std::string_view text) {
 Dispatcher parse_dispatcher(std::string_view text) {
   const std::string key = normalise(text);
   if (key == "flex")
-    throw std::invalid_argument(
-        "\"flex\" is Megatron's dispatcher type; name its backend instead: deepep or hybridep");
+    throw std::invalid_argument("\"flex\" is Megatron's dispatcher type; name its backend instead: deepep or hybridep");
   return lookup(dispatcher_table(), "dispatcher", text, key);
 }
 
@@ -232,7 +234,8 @@ Recompute parse_recompute(std::string_view text) {
   r.granularity = lookup(granularity_table(), "recompute", text, head);
   switch (r.granularity) {
     case RecomputeGranularity::none:
-      if (!tail.empty()) throw std::invalid_argument("recompute \"none\" takes no arguments, got \"" + std::string(text) + "\"");
+      if (!tail.empty())
+        throw std::invalid_argument("recompute \"none\" takes no arguments, got \"" + std::string(text) + "\"");
       break;
     case RecomputeGranularity::selective: {
       const auto names = split_modules(tail);

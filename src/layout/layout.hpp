@@ -75,7 +75,7 @@ enum class RecomputeModule : std::uint32_t {
 // Activation recomputation, as Megatron's --recompute-granularity / -modules / -method / -num-layers.
 struct Recompute {
   RecomputeGranularity granularity = RecomputeGranularity::none;
-  std::uint32_t modules = 0;                         // selective only: RecomputeModule bits
+  std::uint32_t modules = 0;                          // selective only: RecomputeModule bits
   RecomputeMethod method = RecomputeMethod::uniform;  // full only
   int num_layers = 1;                                 // full only: layers per recomputed block
 
@@ -86,16 +86,16 @@ struct Recompute {
 };
 
 struct Layout {
-  int gpus = 1;   // world size
-  int tp = 1;     // tensor parallel (attention and dense layers)
-  int pp = 1;     // pipeline parallel stages (ranks)
-  int vpp = 1;    // virtual pipeline chunks per pp rank; 1 = no interleaving
-  int cp = 1;     // context parallel
-  int ep = 1;     // expert parallel
-  int etp = 1;    // expert tensor parallel (the loader defaults it to tp, as Megatron does)
-  int mbs = 1;    // micro-batch size (sequences)
-  int gbs = 1;    // global batch size (sequences)
-  int seq = 1;    // sequence length (tokens)
+  int gpus = 1;  // world size
+  int tp = 1;    // tensor parallel (attention and dense layers)
+  int pp = 1;    // pipeline parallel stages (ranks)
+  int vpp = 1;   // virtual pipeline chunks per pp rank; 1 = no interleaving
+  int cp = 1;    // context parallel
+  int ep = 1;    // expert parallel
+  int etp = 1;   // expert tensor parallel (the loader defaults it to tp, as Megatron does)
+  int mbs = 1;   // micro-batch size (sequences)
+  int gbs = 1;   // global batch size (sequences)
+  int seq = 1;   // sequence length (tokens)
 
   // Unset = Megatron's usual choice: on whenever tp > 1. Never in effect when tp == 1 (Megatron turns it off).
   std::optional<bool> sequence_parallel;
@@ -111,7 +111,7 @@ struct Layout {
   // reduce-scatters are cut into tp chunks pipelined with the GEMMs that consume or produce them. Needs
   // sequence parallelism (Megatron asserts it).
   bool tp_comm_overlap = false;
-  int mtp = 0;               // MTP layers used (Megatron --mtp-num-layers)
+  int mtp = 0;  // MTP layers used (Megatron --mtp-num-layers)
 
   // Megatron --pipeline-model-parallel-layout (moe-modeling.md §5.1); empty = Megatron's even split.
   std::string pp_layout;
@@ -121,7 +121,7 @@ struct Layout {
   bool account_for_loss_in_pipeline_split = false;
 
   // Memory-relevant training options (moe-modeling.md §3.1).
-  bool distributed_optimizer = true;          // ZeRO-1 over the data-parallel group
+  bool distributed_optimizer = true;  // ZeRO-1 over the data-parallel group
   // Fully sharded data parallelism as PyTorch FSDP2 runs it (ZeRO-3; NeMo AutoModel, TorchTitan): weights,
   // gradients and optimizer state sharded over the data-parallel group; each unit (a layer, the embedding, the
   // head) all-gathers its weights when used sharded. Without PP it reshards after its backward and
@@ -132,9 +132,10 @@ struct Layout {
   // FSDP2's reshard_after_forward (its default: true): free the gathered weights after a unit's forward, so its
   // backward gathers them again.
   bool fsdp_reshard_after_forward = true;
-  Dtype grad_reduce_dtype = Dtype::fp32;      // Megatron --grad-reduce-in-bf16 makes it bf16
-  Dtype optimizer_moment_dtype = Dtype::fp32; // Megatron --exp-avg-dtype/--exp-avg-sq-dtype (precision-aware optimizer)
-  bool fp8_param_gather = false;              // FP8 primary weights (no BF16 weight copy)
+  Dtype grad_reduce_dtype = Dtype::fp32;  // Megatron --grad-reduce-in-bf16 makes it bf16
+  Dtype optimizer_moment_dtype =
+      Dtype::fp32;                // Megatron --exp-avg-dtype/--exp-avg-sq-dtype (precision-aware optimizer)
+  bool fp8_param_gather = false;  // FP8 primary weights (no BF16 weight copy)
   // Core attention (SDPA) in FP8 (Megatron --fp8-dot-product-attention); only with an FP8 / MXFP8 precision.
   // Off, attention runs in BF16 whatever the GEMM precision (groundtruth.md §6).
   bool fp8_attention = false;
@@ -151,8 +152,8 @@ struct Layout {
   bool cpu_binding = true;
 
   // Derived sizes. They truncate when sizes do not divide; check_feasibility() reports that case.
-  int dp() const { return gpus / nonzero(tp * pp * cp); }     // attention data parallel
-  int edp() const { return gpus / nonzero(etp * ep * pp); }   // expert data parallel
+  int dp() const { return gpus / nonzero(tp * pp * cp); }    // attention data parallel
+  int edp() const { return gpus / nonzero(etp * ep * pp); }  // expert data parallel
   int num_microbatches() const { return gbs / nonzero(mbs * dp()); }
   bool uses_fused_grouped_gemm() const {
     return grouped_gemm == GroupedGemm::fused || grouped_gemm == GroupedGemm::fused_mlp ||

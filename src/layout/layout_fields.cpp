@@ -25,9 +25,9 @@ const std::vector<LayoutField>& layout_fields() {
       {"precision", "", K::precision, K::precision, "bf16 | fp8-tensorwise | fp8-blockwise | mxfp8 | nvfp4"},
       {"dispatcher", "moe_token_dispatcher_type", K::dispatcher, K::dispatcher,
        "MoE dispatcher: alltoall | allgather | deepep | hybridep"},
-      {"recompute", "", K::recompute, K::recompute,
-       "none | selective[: modules] | full[: uniform|block N]"},
-      {"cuda_graph", "", K::cuda_graph, K::cuda_graph, "CUDA graphs: none | partial[: attn,mlp,moe_router,moe_preprocess,shared_experts] | full"},
+      {"recompute", "", K::recompute, K::recompute, "none | selective[: modules] | full[: uniform|block N]"},
+      {"cuda_graph", "", K::cuda_graph, K::cuda_graph,
+       "CUDA graphs: none | partial[: attn,mlp,moe_router,moe_preprocess,shared_experts] | full"},
       {"grouped_gemm", "", K::grouped_gemm, K::grouped_gemm,
        "Routed-expert GEMMs: auto (fused with full CUDA graphs, else per-expert) | per-expert | fused | fused-mlp "
        "(TE's fused grouped MLP, activation in the GEMM epilogues; MXFP8)"},
@@ -68,8 +68,8 @@ const std::vector<LayoutField>& layout_fields() {
 }
 
 const std::vector<std::string_view>& megatron_recompute_keys() {
-  static const std::vector<std::string_view> keys = {"recompute_granularity", "recompute_modules",
-                                                     "recompute_method", "recompute_num_layers"};
+  static const std::vector<std::string_view> keys = {"recompute_granularity", "recompute_modules", "recompute_method",
+                                                     "recompute_num_layers"};
   return keys;
 }
 
@@ -95,8 +95,7 @@ int integer_text(std::string_view text) {
     std::size_t used = 0;
     const int v = std::stoi(s, &used);
     if (used == s.size()) return v;
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
   throw std::invalid_argument("expected an integer, got " + quoted(text));
 }
 
@@ -145,8 +144,10 @@ void set_layout_field(Layout& l, const LayoutField& f, std::string_view text) {
     case FieldKind::positive_int:
     case FieldKind::non_negative_int: integer_member(l, f.key) = integer_text(text); return;
     case FieldKind::boolean:
-      if (f.key == "sequence_parallel") l.sequence_parallel = boolean_text(text);
-      else boolean_member(l, f.key) = boolean_text(text);
+      if (f.key == "sequence_parallel")
+        l.sequence_parallel = boolean_text(text);
+      else
+        boolean_member(l, f.key) = boolean_text(text);
       return;
     case FieldKind::precision: l.precision = parse_precision(text); return;
     case FieldKind::dispatcher: l.dispatcher = parse_dispatcher(text); return;
@@ -158,8 +159,10 @@ void set_layout_field(Layout& l, const LayoutField& f, std::string_view text) {
     }
     case FieldKind::grouped_gemm: l.grouped_gemm = parse_grouped_gemm(text); return;
     case FieldKind::dtype:
-      if (f.key == "grad_reduce_dtype") l.grad_reduce_dtype = parse_dtype(text);
-      else l.optimizer_moment_dtype = parse_dtype(text);
+      if (f.key == "grad_reduce_dtype")
+        l.grad_reduce_dtype = parse_dtype(text);
+      else
+        l.optimizer_moment_dtype = parse_dtype(text);
       return;
     case FieldKind::recompute: l.recompute = parse_recompute(text); return;
     case FieldKind::pp_layout: l.pp_layout = std::string(text); return;

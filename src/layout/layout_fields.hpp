@@ -20,9 +20,9 @@ enum class FieldKind {
   cuda_graph,
   grouped_gemm,
   dtype,
-  recompute,  // the recompute text of layout.hpp parse_recompute
-  pp_layout,  // a pipeline layout string
-  te_version, // a Transformer Engine release, MAJOR.MINOR
+  recompute,        // the recompute text of layout.hpp parse_recompute
+  pp_layout,        // a pipeline layout string
+  te_version,       // a Transformer Engine release, MAJOR.MINOR
   positive_number,  // > 0, not necessarily an integer
 };
 
@@ -30,7 +30,7 @@ struct LayoutField {
   std::string_view key;       // snake_case key
   std::string_view megatron;  // Megatron-LM's name; empty when Megatron has none or uses `key` itself
   FieldKind kind;
-  FieldKind megatron_kind;    // the value type under the Megatron name (grad_reduce_in_bf16 is a boolean)
+  FieldKind megatron_kind;  // the value type under the Megatron name (grad_reduce_in_bf16 is a boolean)
   std::string_view help;
 };
 

@@ -90,8 +90,9 @@ std::optional<Recompute> read_recompute(FieldReader& fr) {
   for (auto k : megatron_recompute_keys()) any_megatron = r.has(k) || any_megatron;
   if (r.has("recompute")) {
     if (any_megatron)
-      r.error("recompute", "give recompute either as \"recompute\" or as Megatron-LM's recompute_granularity / "
-                           "recompute_modules / recompute_method / recompute_num_layers, not both");
+      r.error("recompute",
+              "give recompute either as \"recompute\" or as Megatron-LM's recompute_granularity / "
+              "recompute_modules / recompute_method / recompute_num_layers, not both");
     return fr.parsed<Recompute>("recompute", [](std::string_view t) { return parse_recompute(t); });
   }
   if (!any_megatron) return std::nullopt;
@@ -187,7 +188,8 @@ Layout read_layout_fields(ObjectReader& r) {
     // A JSON number cannot hold "2.10" (it reads 2.1): say so instead of a bare "expected a string".
     r.error(key, "expected a string such as \"2.12\", got the number " + r.raw(key)->dump() +
                      "; quote the version (a JSON number cannot tell 2.1 from 2.10)");
-  else if (auto v = fr.parsed<TeVersion>(key, parse_te_version)) l.te_version = *v;
+  else if (auto v = fr.parsed<TeVersion>(key, parse_te_version))
+    l.te_version = *v;
   if (const std::string key = fr.spelling("expert_capacity_factor"); !key.empty())
     l.expert_capacity_factor = r.number(key, Bound::positive);
   l.pad_expert_input_to_capacity = fr.boolean("pad_expert_input_to_capacity").value_or(false);
@@ -195,8 +197,10 @@ Layout read_layout_fields(ObjectReader& r) {
   if (auto d = fr.parsed<Dtype>(fr.spelling("optimizer_moment_dtype"), parse_dtype)) l.optimizer_moment_dtype = *d;
   {
     const std::string key = fr.spelling("grad_reduce_dtype");
-    if (key == "grad_reduce_in_bf16") l.grad_reduce_dtype = r.boolean_or(key, false) ? Dtype::bf16 : Dtype::fp32;
-    else if (auto d = fr.parsed<Dtype>(key, parse_dtype)) l.grad_reduce_dtype = *d;
+    if (key == "grad_reduce_in_bf16")
+      l.grad_reduce_dtype = r.boolean_or(key, false) ? Dtype::bf16 : Dtype::fp32;
+    else if (auto d = fr.parsed<Dtype>(key, parse_dtype))
+      l.grad_reduce_dtype = *d;
   }
 
   // pp_layout: syntax here; its fit to the model is check_feasibility()'s. It also supplies the default vpp.

@@ -109,8 +109,10 @@ std::string stage_text(const std::vector<StageItem>& items) {
     while (j < items.size() && items[j] == items[i]) ++j;
     const std::size_t run = j - i;
     const char c = static_cast<char>(items[i]);
-    if (run >= 3) out += std::string(1, c) + "*" + std::to_string(run);
-    else out += std::string(run, c);
+    if (run >= 3)
+      out += std::string(1, c) + "*" + std::to_string(run);
+    else
+      out += std::string(run, c);
     i = j;
   }
   return out;
@@ -215,8 +217,10 @@ PipelineLayout parse_pipeline_layout(std::string_view text) {
   PipelineLayout p;
   p.stages.emplace_back();
   for (char c : symbols) {
-    if (c == '|') p.stages.emplace_back();
-    else p.stages.back().push_back(static_cast<StageItem>(c));
+    if (c == '|')
+      p.stages.emplace_back();
+    else
+      p.stages.back().push_back(static_cast<StageItem>(c));
   }
   return p;
 }

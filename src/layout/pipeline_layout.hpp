@@ -36,8 +36,7 @@ PipelineLayout parse_pipeline_layout(std::string_view text);
 // Megatron's rules for a parsed layout against the job and the model; one message per broken rule:
 // stage count == pp*vpp; exactly one E, first; exactly one L, last; count of t == num_layers; count of m ==
 // mtp; no t after an m; all m in one virtual stage, the last chunk of its rank, not on pp rank 0 when pp > 1.
-std::vector<std::string> check_pipeline_layout(const PipelineLayout& layout, int pp, int vpp, int num_layers,
-                                               int mtp);
+std::vector<std::string> check_pipeline_layout(const PipelineLayout& layout, int pp, int vpp, int num_layers, int mtp);
 
 // What one virtual stage (one chunk of one pp rank) holds.
 struct ChunkAssignment {

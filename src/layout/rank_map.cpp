@@ -156,8 +156,8 @@ int domain_of(int rank, const ScaleUpDomain& domain) { return rank / domain.used
 
 DimPlacement placement(const RankMap& map, Dim d, const ScaleUpDomain& domain) {
   if (domain.used < 1 || domain.used > domain.size)
-    throw InternalError("scale-up domain uses " + std::to_string(domain.used) + " of " +
-                        std::to_string(domain.size) + " GPUs");
+    throw InternalError("scale-up domain uses " + std::to_string(domain.used) + " of " + std::to_string(domain.size) +
+                        " GPUs");
   DimPlacement p;
   p.dim = d;
   p.group_size = map.group_size(d);

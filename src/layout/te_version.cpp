@@ -27,8 +27,8 @@ TeVersion parse_te_version(std::string_view text) {
   if (dot) ++i;
   const int minor = dot ? number_at(s, i) : -1;
   // What may follow: nothing, a patch ".N...", or a local version "+...".
-  const bool tail_ok = i == s.size() || s[i] == '+' || (s[i] == '.' && i + 1 < s.size() &&
-                                                        std::isdigit(static_cast<unsigned char>(s[i + 1])));
+  const bool tail_ok = i == s.size() || s[i] == '+' ||
+                       (s[i] == '.' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])));
   if (major < 1 || minor < 0 || !tail_ok)
     throw std::invalid_argument("expected a Transformer Engine version MAJOR.MINOR such as \"2.12\", got \"" +
                                 std::string(text) + "\"");

@@ -88,8 +88,10 @@ std::vector<SavedTensor> saved_tensors(const model::ModelSpec& spec, bool moe_la
     return out;
   }
   attention_tensors(spec, layout, out);
-  if (moe_layer) moe_tensors(spec, layout, out);
-  else dense_mlp_tensors(spec, layout, out);
+  if (moe_layer)
+    moe_tensors(spec, layout, out);
+  else
+    dense_mlp_tensors(spec, layout, out);
   return out;
 }
 

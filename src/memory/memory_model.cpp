@@ -34,12 +34,14 @@ BytesPerParam bytes_per_param(const layout::Layout& l, int d) {
 }  // namespace
 
 LayerShare layer_params_per_gpu(const model::LayerParameters& p, const layout::Layout& l) {
-  return {static_cast<double>(p.attention + p.dense_mlp + p.shared_experts) / l.tp + static_cast<double>(p.norms + p.router),
+  return {static_cast<double>(p.attention + p.dense_mlp + p.shared_experts) / l.tp +
+              static_cast<double>(p.norms + p.router),
           static_cast<double>(p.routed_experts) / (static_cast<double>(l.ep) * l.etp)};
 }
 
 UnitParams unit_params_per_gpu(const model::ModelSpec& spec, const layout::Layout& l) {
-  const model::ParameterCounts counts = model::count_parameters(spec, model::padded_vocab_size(spec.vocab_size, 128, l.tp));
+  const model::ParameterCounts counts =
+      model::count_parameters(spec, model::padded_vocab_size(spec.vocab_size, 128, l.tp));
   UnitParams u;
   for (const auto& p : counts.layers) u.layers.push_back(layer_params_per_gpu(p, l));
   for (const auto& t : counts.mtp) {
@@ -58,8 +60,9 @@ int inflight_chunks(const layout::Layout& l, int pp_rank) {
   return std::max(1, std::min(warmup + 1, total));
 }
 
-MemoryEstimate estimate_memory(const model::ModelSpec& spec, const layout::Layout& l, const layout::StageAssignment& stages,
-                               double usable_hbm_bytes, const ReserveAssumptions& reserves) {
+MemoryEstimate estimate_memory(const model::ModelSpec& spec, const layout::Layout& l,
+                               const layout::StageAssignment& stages, double usable_hbm_bytes,
+                               const ReserveAssumptions& reserves) {
   MemoryEstimate est;
   est.usable_bytes = usable_hbm_bytes;
   const std::int64_t vocab = model::padded_vocab_size(spec.vocab_size, 128, l.tp);
@@ -96,7 +99,7 @@ MemoryEstimate estimate_memory(const model::ModelSpec& spec, const layout::Layou
         if (mtp >= params.layers.size()) continue;
         add_unit(params.layers[mtp]);
         act_per_microbatch += act_mtp + 2 * hidden_bytes;  // plus the projected [embedding; hidden] input
-        holds_embedding = holds_head = true;              // MTP shares the embedding and the output head
+        holds_embedding = holds_head = true;               // MTP shares the embedding and the output head
       }
       holds_embedding |= chunk.has_embedding;
       holds_head |= chunk.has_loss;

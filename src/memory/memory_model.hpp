@@ -19,8 +19,8 @@ namespace moesim::memory {
 struct ReserveAssumptions {
   double cuda_context_and_nccl_bytes = 3.0 * 1024 * 1024 * 1024;  // assumption: CUDA context + NCCL communicators
   double ep_buffer_bytes = 2.0 * 1024 * 1024 * 1024;              // assumption: DeepEP/HybridEP registered buffers
-  double allocator_fragmentation = 0.05;                          // assumption: caching-allocator slack, fraction of tensors
-  double full_cuda_graph_fraction = 0.05;                         // assumption: static graph pools, fraction of activations
+  double allocator_fragmentation = 0.05;   // assumption: caching-allocator slack, fraction of tensors
+  double full_cuda_graph_fraction = 0.05;  // assumption: static graph pools, fraction of activations
 };
 
 // One layer's parameters on one GPU: the TP-sharded dense side (norms and the router kept whole, as Megatron
@@ -50,9 +50,9 @@ struct MemoryBreakdown {
   // prefetched) and its gradient once; weights kept (PP, or no reshard after forward): all of the rank's; gradient
   // sync deferred (PP): all of the rank's gradients.
   double fsdp_unsharded = 0;
-  double activations = 0;    // saved activations of all in-flight micro-batches, plus the logits buffer
-  double inflight_units = 0; // (micro-batch, chunk) pairs held at the peak, as the schedule counts them
-  double buffers = 0;        // communication buffers, CUDA context, graph pools
+  double activations = 0;     // saved activations of all in-flight micro-batches, plus the logits buffer
+  double inflight_units = 0;  // (micro-batch, chunk) pairs held at the peak, as the schedule counts them
+  double buffers = 0;         // communication buffers, CUDA context, graph pools
   double fragmentation = 0;
   double total() const { return weights + gradients + optimizer + activations + buffers + fragmentation; }
 };

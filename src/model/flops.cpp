@@ -33,7 +33,8 @@ double attention_core(const ModelSpec& s, const FlopsOptions& o, bool causal_hal
   return sum;
 }
 
-FlopsBreakdown megatron_like(const ModelSpec& s, const FlopsOptions& o, std::int64_t mtp, bool router, std::int64_t vocab) {
+FlopsBreakdown megatron_like(const ModelSpec& s, const FlopsOptions& o, std::int64_t mtp, bool router,
+                             std::int64_t vocab) {
   FlopsBreakdown b;
   const double h = static_cast<double>(s.hidden_size), ffx = static_cast<double>(s.ffn.matrices());
   const double n_moe = static_cast<double>(s.num_moe_layers() + (s.mtp_layer_is_moe() ? mtp : 0));

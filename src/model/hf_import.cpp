@@ -22,10 +22,14 @@ struct KnownArch {
 };
 
 constexpr KnownArch kKnown[] = {
-    {"DeepseekV3ForCausalLM", "deepseek_v3", Family::deepseek}, {"DeepseekV2ForCausalLM", "deepseek_v2", Family::deepseek},
-    {"DeepseekV3ForCausalLM", "kimi_k2", Family::deepseek},     {"Qwen3MoeForCausalLM", "qwen3_moe", Family::qwen3_moe},
-    {"Qwen3ForCausalLM", "qwen3", Family::qwen3},               {"MixtralForCausalLM", "mixtral", Family::mixtral},
-    {"GptOssForCausalLM", "gpt_oss", Family::gpt_oss},          {"LlamaForCausalLM", "llama", Family::llama},
+    {"DeepseekV3ForCausalLM", "deepseek_v3", Family::deepseek},
+    {"DeepseekV2ForCausalLM", "deepseek_v2", Family::deepseek},
+    {"DeepseekV3ForCausalLM", "kimi_k2", Family::deepseek},
+    {"Qwen3MoeForCausalLM", "qwen3_moe", Family::qwen3_moe},
+    {"Qwen3ForCausalLM", "qwen3", Family::qwen3},
+    {"MixtralForCausalLM", "mixtral", Family::mixtral},
+    {"GptOssForCausalLM", "gpt_oss", Family::gpt_oss},
+    {"LlamaForCausalLM", "llama", Family::llama},
     {"MistralForCausalLM", "mistral", Family::llama},
 };
 
@@ -34,16 +38,19 @@ Family family_of(const Json& j, ObjectReader& r) {
     const std::string arch = (*a)[0].get<std::string>();
     for (const auto& k : kKnown)
       if (arch == k.architecture) return k.family;
-    r.error("architectures", "unsupported architecture \"" + arch + "\"; supported: " +
-                                 join_names(supported_hf_architectures()) + did_you_mean(arch, supported_hf_architectures()));
+    r.error("architectures", "unsupported architecture \"" + arch +
+                                 "\"; supported: " + join_names(supported_hf_architectures()) +
+                                 did_you_mean(arch, supported_hf_architectures()));
     return Family::unknown;
   }
-  const std::string type = j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>() : "";
+  const std::string type =
+      j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>() : "";
   for (const auto& k : kKnown)
     if (type == k.model_type) return k.family;
   std::vector<std::string> types;
   for (const auto& k : kKnown) types.emplace_back(k.model_type);
-  r.error("model_type", "unsupported model_type \"" + type + "\"; supported: " + join_names(types) + did_you_mean(type, types));
+  r.error("model_type",
+          "unsupported model_type \"" + type + "\"; supported: " + join_names(types) + did_you_mean(type, types));
   return Family::unknown;
 }
 
@@ -118,7 +125,7 @@ void read_deepseek(ObjectReader& r, ModelSpec& m) {
   e.first_k_dense_replace = r.integer_or("first_k_dense_replace", 0, Bound::non_negative);
   e.moe_layer_freq = r.integer_or("moe_layer_freq", 1);
   e.router_score = r.choice_or("scoring_func", "softmax", {"softmax", "sigmoid"}) == "sigmoid" ? RouterScore::sigmoid
-                                                                                             : RouterScore::softmax;
+                                                                                               : RouterScore::softmax;
   e.n_group = nullable_int(r, "n_group", 1);
   e.topk_group = nullable_int(r, "topk_group", 1);
   e.topk_scaling_factor = r.number_or("routed_scaling_factor", 1.0);

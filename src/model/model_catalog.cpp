@@ -16,7 +16,8 @@ namespace {
 std::string squash(const std::string& s) {  // lower case, letters and digits only
   std::string out;
   for (char c : s)
-    if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
@@ -89,8 +90,9 @@ std::filesystem::path ModelCatalog::resolve(const std::string& given, const std:
   }
   if (matches.size() == 1) return match->path;
   if (matches.size() > 1)
-    throw ConfigError({{where, pointer, "model \"" + given + "\" is ambiguous: it matches " +
-                                            join_names({matches.begin(), matches.end()})}});
+    throw ConfigError(
+        {{where, pointer,
+          "model \"" + given + "\" is ambiguous: it matches " + join_names({matches.begin(), matches.end()})}});
 
   // Suggest among names and aliases, but always show the canonical name.
   std::vector<std::string> spellings;
@@ -101,7 +103,8 @@ std::filesystem::path ModelCatalog::resolve(const std::string& given, const std:
   }
   std::string hint;
   if (auto n = nearest_name(given, spellings)) hint = " (did you mean \"" + canonical[*n] + "\"?)";
-  const std::string known = entries_.empty() ? std::string("none (no models/ folder in the data directory)") : join_names(names());
+  const std::string known =
+      entries_.empty() ? std::string("none (no models/ folder in the data directory)") : join_names(names());
   throw ConfigError({{where, pointer, "unknown model \"" + given + "\"" + hint + "; known models: " + known}});
 }
 

@@ -31,12 +31,14 @@ void read_attention(ObjectReader r, ModelSpec& m) {
   } else {
     a.kind = AttentionKind::gqa;
     // MHA: one key/value head per query head, so the key may be left out.
-    a.num_query_groups = kind == "mha" ? r.integer_or("num_query_groups", a.num_attention_heads) : r.integer("num_query_groups");
+    a.num_query_groups =
+        kind == "mha" ? r.integer_or("num_query_groups", a.num_attention_heads) : r.integer("num_query_groups");
     if (kind == "mha" && a.num_query_groups != a.num_attention_heads && a.num_query_groups > 0)
       r.error("num_query_groups", "kind \"mha\" needs num_query_groups == num_attention_heads (" +
                                       std::to_string(a.num_attention_heads) + "); use kind \"gqa\"");
     a.head_dim = r.integer_or("head_dim", 0);
-    if (a.head_dim == 0 && m.hidden_size > 0 && a.num_attention_heads > 0) a.head_dim = m.hidden_size / a.num_attention_heads;
+    if (a.head_dim == 0 && m.hidden_size > 0 && a.num_attention_heads > 0)
+      a.head_dim = m.hidden_size / a.num_attention_heads;
   }
   a.qk_norm = r.boolean_or("qk_norm", false);
   a.linear_bias = r.boolean_or("linear_bias", false);

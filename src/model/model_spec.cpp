@@ -60,20 +60,22 @@ std::vector<SpecProblem> check_spec(const ModelSpec& s) {
                                            std::to_string(a.num_query_groups) + ")");
   if (a.kind == AttentionKind::gqa && a.num_query_groups > a.num_attention_heads)
     add("/attention/num_query_groups", "num_query_groups (" + std::to_string(a.num_query_groups) +
-                                           ") exceeds num_attention_heads (" + std::to_string(a.num_attention_heads) + ")");
+                                           ") exceeds num_attention_heads (" + std::to_string(a.num_attention_heads) +
+                                           ")");
   if (a.kind == AttentionKind::mla && a.linear_bias)
     add("/attention/linear_bias", "projection biases are only modelled for GQA/MHA attention");
   for (std::size_t i = 0; i < a.sliding_window_pattern.size(); ++i)
     if (a.sliding_window_pattern[i] != 0 && a.sliding_window_pattern[i] != 1)
-      add("/attention/sliding_window_pattern/" + std::to_string(i), "expected 0 (full) or 1 (sliding), got " +
-                                                                        std::to_string(a.sliding_window_pattern[i]));
+      add("/attention/sliding_window_pattern/" + std::to_string(i),
+          "expected 0 (full) or 1 (sliding), got " + std::to_string(a.sliding_window_pattern[i]));
   if (!a.sliding_window_pattern.empty() && a.sliding_window == 0)
     add("/attention/sliding_window_pattern", "a layer pattern is given but sliding_window is 0");
 
   const auto& m = s.moe;
   if (s.is_moe()) {
     if (m.top_k > m.num_experts)
-      add("/moe/top_k", "top_k (" + std::to_string(m.top_k) + ") exceeds num_experts (" + std::to_string(m.num_experts) + ")");
+      add("/moe/top_k",
+          "top_k (" + std::to_string(m.top_k) + ") exceeds num_experts (" + std::to_string(m.num_experts) + ")");
     if ((m.num_shared_experts > 0) != (m.shared_expert_ffn_hidden_size > 0))
       add("/moe/shared_expert_ffn_hidden_size",
           "num_shared_experts and shared_expert_ffn_hidden_size must be both zero or both positive");
@@ -81,26 +83,28 @@ std::vector<SpecProblem> check_spec(const ModelSpec& s) {
       add("/moe/n_group", "num_experts (" + std::to_string(m.num_experts) + ") is not divisible by n_group (" +
                               std::to_string(m.n_group) + ")");
     if (m.topk_group > m.n_group)
-      add("/moe/topk_group", "topk_group (" + std::to_string(m.topk_group) + ") exceeds n_group (" + std::to_string(m.n_group) + ")");
+      add("/moe/topk_group",
+          "topk_group (" + std::to_string(m.topk_group) + ") exceeds n_group (" + std::to_string(m.n_group) + ")");
     else if (m.n_group > 1 && m.num_experts % m.n_group == 0 && m.top_k <= m.num_experts &&
              m.top_k > m.topk_group * (m.num_experts / m.n_group))
       add("/moe/topk_group", "top_k (" + std::to_string(m.top_k) + ") exceeds the experts in topk_group groups (" +
                                  std::to_string(m.topk_group * (m.num_experts / m.n_group)) + ")");
     if (!m.layer_pattern.empty()) {
       if (static_cast<std::int64_t>(m.layer_pattern.size()) != s.num_layers)
-        add("/moe/layer_pattern", "has " + std::to_string(m.layer_pattern.size()) + " entries, expected one per layer (" +
-                                      std::to_string(s.num_layers) + ")");
+        add("/moe/layer_pattern", "has " + std::to_string(m.layer_pattern.size()) +
+                                      " entries, expected one per layer (" + std::to_string(s.num_layers) + ")");
       for (std::size_t i = 0; i < m.layer_pattern.size(); ++i)
         if (m.layer_pattern[i] != 0 && m.layer_pattern[i] != 1)
-          add("/moe/layer_pattern/" + std::to_string(i), "expected 0 (dense) or 1 (MoE), got " + std::to_string(m.layer_pattern[i]));
+          add("/moe/layer_pattern/" + std::to_string(i),
+              "expected 0 (dense) or 1 (MoE), got " + std::to_string(m.layer_pattern[i]));
     } else if (m.first_k_dense_replace >= s.num_layers && s.num_layers > 0) {
       add("/moe/first_k_dense_replace", "first_k_dense_replace (" + std::to_string(m.first_k_dense_replace) +
                                             ") leaves no MoE layer among " + std::to_string(s.num_layers));
     }
   }
   if (s.num_dense_layers() > 0 && s.ffn.ffn_hidden_size <= 0)
-    add("/ffn/ffn_hidden_size", "dense layers (" + std::to_string(s.num_dense_layers()) +
-                                    ") need a positive ffn_hidden_size");
+    add("/ffn/ffn_hidden_size",
+        "dense layers (" + std::to_string(s.num_dense_layers()) + ") need a positive ffn_hidden_size");
   return out;
 }
 

@@ -54,7 +54,7 @@ struct AttentionSpec {
 };
 
 struct FfnSpec {
-  std::int64_t ffn_hidden_size = 0;  // dense layers' MLP width; 0 when the model has no dense layer
+  std::int64_t ffn_hidden_size = 0;            // dense layers' MLP width; 0 when the model has no dense layer
   Activation activation = Activation::swiglu;  // also used by routed and shared experts
   bool linear_bias = false;                    // biases on MLP and expert linears (GPT-OSS)
   // Clamped SwiGLU (GPT-OSS: limit 7.0; gate clamped above, linear part both ways, (up + 1) * gate *

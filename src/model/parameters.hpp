@@ -42,16 +42,16 @@ struct MtpParameters {
 };
 
 struct ParameterCounts {
-  std::int64_t embedding = 0;   // input embedding, V x h
-  std::int64_t lm_head = 0;     // output head, h x V; 0 when tied to the embedding
-  std::int64_t final_norm = 0;  // h
+  std::int64_t embedding = 0;           // input embedding, V x h
+  std::int64_t lm_head = 0;             // output head, h x V; 0 when tied to the embedding
+  std::int64_t final_norm = 0;          // h
   std::vector<LayerParameters> layers;  // one per main layer
   std::vector<MtpParameters> mtp;       // one per MTP block
 
-  std::int64_t main_total = 0;    // main model (no MTP): embedding + layers + final norm + head
-  std::int64_t mtp_total = 0;     // all MTP blocks
-  std::int64_t total = 0;         // main_total + mtp_total
-  std::int64_t active = 0;        // per token, main model, embedding and head included (params_check.py)
+  std::int64_t main_total = 0;            // main model (no MTP): embedding + layers + final norm + head
+  std::int64_t mtp_total = 0;             // all MTP blocks
+  std::int64_t total = 0;                 // main_total + mtp_total
+  std::int64_t active = 0;                // per token, main model, embedding and head included (params_check.py)
   std::int64_t active_non_embedding = 0;  // active minus the input embedding (OpenAI's "active"; TorchTitan's N)
 };
 

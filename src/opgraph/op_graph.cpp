@@ -80,8 +80,8 @@ OpId OpGraph::add_op(Op op) {
   op.id = static_cast<OpId>(ops_.size());
   if (op.collective != kNoCollective) {
     if (op.collective < 0 || static_cast<std::size_t>(op.collective) >= collectives_.size())
-      throw InternalError("add_op: op " + std::to_string(op.id) + " names collective " +
-                          std::to_string(op.collective) + ", which has not been added");
+      throw InternalError("add_op: op " + std::to_string(op.id) + " names collective " + std::to_string(op.collective) +
+                          ", which has not been added");
     collectives_[static_cast<std::size_t>(op.collective)].members.push_back(op.id);
   }
   ops_.push_back(std::move(op));
@@ -99,7 +99,8 @@ std::string OpGraph::describe(OpId id) const {
   const Op& o = ops_[static_cast<std::size_t>(id)];
   std::ostringstream s;
   s << "op " << id;
-  if (o.name > 0 && static_cast<std::size_t>(o.name) < names_.size()) s << " '" << names_[static_cast<std::size_t>(o.name)] << "'";
+  if (o.name > 0 && static_cast<std::size_t>(o.name) < names_.size())
+    s << " '" << names_[static_cast<std::size_t>(o.name)] << "'";
   s << " (rank " << o.rank << ", " << to_string(o.stream) << " stream, " << to_string(o.kind);
   if (o.layer >= 0) s << ", layer " << o.layer;
   if (o.microbatch >= 0) s << ", mb " << o.microbatch;
@@ -149,10 +150,12 @@ void OpGraph::check_invariants(const NetworkModel& network) const {
     problems.add("network has " + std::to_string(network.link_names.size()) + " link names for " +
                  std::to_string(n_links) + " links");
   for (std::size_t r = 0; r < n_ranks; ++r) {
-    if (ranks_[r].sm_count <= 0) problems.add("rank " + std::to_string(r) + " has sm_count " +
-                                              std::to_string(ranks_[r].sm_count) + " (must be > 0)");
-    if (ranks_[r].class_size < 1) problems.add("rank " + std::to_string(r) + " has class_size " +
-                                               std::to_string(ranks_[r].class_size) + " (must be >= 1)");
+    if (ranks_[r].sm_count <= 0)
+      problems.add("rank " + std::to_string(r) + " has sm_count " + std::to_string(ranks_[r].sm_count) +
+                   " (must be > 0)");
+    if (ranks_[r].class_size < 1)
+      problems.add("rank " + std::to_string(r) + " has class_size " + std::to_string(ranks_[r].class_size) +
+                   " (must be >= 1)");
   }
 
   for (std::size_t i = 0; i < n_ops; ++i) {
@@ -167,8 +170,10 @@ void OpGraph::check_invariants(const NetworkModel& network) const {
     if (o.category < 0 || static_cast<std::size_t>(o.category) >= categories_.size())
       problems.add(describe(id) + ": category label " + std::to_string(o.category) + " was not interned");
     for (OpId d : o.deps) {
-      if (d < 0 || static_cast<std::size_t>(d) >= n_ops) problems.add(describe(id) + ": dangling dep on op " + std::to_string(d));
-      else if (d == id) problems.add(describe(id) + ": depends on itself");
+      if (d < 0 || static_cast<std::size_t>(d) >= n_ops)
+        problems.add(describe(id) + ": dangling dep on op " + std::to_string(d));
+      else if (d == id)
+        problems.add(describe(id) + ": depends on itself");
     }
     if (o.duration < 0) problems.add(describe(id) + ": negative duration");
     if (o.launch_cost < 0) problems.add(describe(id) + ": negative launch_cost");
@@ -176,7 +181,8 @@ void OpGraph::check_invariants(const NetworkModel& network) const {
     switch (o.kind) {
       case OpKind::compute:
       case OpKind::collective:
-        if (on_host) problems.add(describe(id) + ": a " + std::string(to_string(o.kind)) + " op must be on a GPU stream");
+        if (on_host)
+          problems.add(describe(id) + ": a " + std::string(to_string(o.kind)) + " op must be on a GPU stream");
         break;
       case OpKind::host_sync:
         if (!on_host) problems.add(describe(id) + ": a host_sync op must be on the host stream");
@@ -188,7 +194,8 @@ void OpGraph::check_invariants(const NetworkModel& network) const {
     if (o.kind == OpKind::collective) {
       if (o.collective < 0 || static_cast<std::size_t>(o.collective) >= collectives_.size())
         problems.add(describe(id) + ": collective op without a valid collective id");
-      if (o.duration != 0) problems.add(describe(id) + ": collective ops take their time from flows (duration must be 0)");
+      if (o.duration != 0)
+        problems.add(describe(id) + ": collective ops take their time from flows (duration must be 0)");
     } else if (o.collective != kNoCollective) {
       problems.add(describe(id) + ": only collective ops may name a collective");
     }
@@ -222,7 +229,8 @@ void OpGraph::check_invariants(const NetworkModel& network) const {
     for (std::size_t f = 0; f < c.flows.size(); ++f) {
       const Flow& flow = c.flows[f];
       const std::string fw = who + " flow " + std::to_string(f);
-      if (!std::isfinite(flow.bytes) || flow.bytes < 0.0) problems.add(fw + " has " + std::to_string(flow.bytes) + " bytes");
+      if (!std::isfinite(flow.bytes) || flow.bytes < 0.0)
+        problems.add(fw + " has " + std::to_string(flow.bytes) + " bytes");
       const auto& path = flow.path;
       bool repeated = false;
       for (std::size_t h = 0; h < path.size(); ++h) {

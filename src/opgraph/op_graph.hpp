@@ -71,17 +71,17 @@ struct Op {
   OpKind kind = OpKind::compute;
   // Labels for the trace and the breakdown (interned: OpGraph::name_id / category_id).
   LabelId name = 0;
-  LabelId category = 0;  // "compute", "tp", "cp", "ep", "dp", "pp", "optimizer", "host", ...
+  LabelId category = 0;          // "compute", "tp", "cp", "ep", "dp", "pp", "optimizer", "host", ...
   std::int32_t layer = -1;       // -1: not tied to a layer
   std::int32_t microbatch = -1;  // -1: not tied to a micro-batch
   Phase phase = Phase::other;
   std::vector<OpId> deps;  // ops that must finish before this one starts
   // compute: time at full SMs; delay, host_sync: fixed time; collective: unused (must be 0).
   Picoseconds duration = 0;
-  bool shares_sms = true;  // compute only: slowed to (SMs - comm SMs held)/SMs while comm kernels run
+  bool shares_sms = true;                   // compute only: slowed to (SMs - comm SMs held)/SMs while comm kernels run
   CollectiveId collective = kNoCollective;  // collective ops only
-  Picoseconds launch_cost = 0;  // GPU-stream ops: host time to launch this kernel; host ops: must be 0
-  bool graph_captured = false;  // GPU-stream ops: launched by a CUDA graph, launch_cost is not charged
+  Picoseconds launch_cost = 0;              // GPU-stream ops: host time to launch this kernel; host ops: must be 0
+  bool graph_captured = false;              // GPU-stream ops: launched by a CUDA graph, launch_cost is not charged
 };
 
 // One transfer of `bytes` along `path` (links in order; no link twice). An empty path is a local copy and
@@ -92,17 +92,17 @@ struct Flow {
 };
 
 struct Collective {
-  CollectiveId id = -1;        // set by OpGraph::add_collective
-  std::vector<OpId> members;   // filled by add_op, in op id order: one op per participating simulated rank
-  std::vector<Flow> flows;     // all start at rendezvous
-  Picoseconds latency = 0;     // added after the last flow finishes
-  std::int32_t sm_count = 0;   // SMs the comm kernel holds on each member GPU while it runs
+  CollectiveId id = -1;       // set by OpGraph::add_collective
+  std::vector<OpId> members;  // filled by add_op, in op id order: one op per participating simulated rank
+  std::vector<Flow> flows;    // all start at rendezvous
+  Picoseconds latency = 0;    // added after the last flow finishes
+  std::int32_t sm_count = 0;  // SMs the comm kernel holds on each member GPU while it runs
 };
 
 struct RankInfo {
-  std::int32_t sm_count = 0;     // SMs of this GPU (must be > 0)
-  std::int64_t class_size = 1;   // real GPUs this simulated rank stands for (rank classes, see above)
-  std::string name;              // for the trace, e.g. "pp0-ep3"
+  std::int32_t sm_count = 0;    // SMs of this GPU (must be > 0)
+  std::int64_t class_size = 1;  // real GPUs this simulated rank stands for (rank classes, see above)
+  std::string name;             // for the trace, e.g. "pp0-ep3"
 };
 
 // Link capacities in bytes per second; LinkId indexes both vectors. Names are optional (for reports).

@@ -16,7 +16,8 @@ namespace {
 using config::ObjectReader;
 
 bool contains_any(const std::string& text, const std::vector<std::string>& parts) {
-  return std::any_of(parts.begin(), parts.end(), [&](const std::string& p) { return text.find(p) != std::string::npos; });
+  return std::any_of(parts.begin(), parts.end(),
+                     [&](const std::string& p) { return text.find(p) != std::string::npos; });
 }
 
 bool starts_with_any(const std::string& text, const std::vector<std::string>& parts) {
@@ -62,8 +63,8 @@ RowCondition read_condition(ObjectReader r) {
   if (r.has("model_attention")) {
     const std::vector<std::string> kinds = {model::to_string(model::AttentionKind::gqa),
                                             model::to_string(model::AttentionKind::mla)};
-    c.model_attention = r.choice("model_attention", kinds) == kinds[1] ? model::AttentionKind::mla
-                                                                        : model::AttentionKind::gqa;
+    c.model_attention =
+        r.choice("model_attention", kinds) == kinds[1] ? model::AttentionKind::mla : model::AttentionKind::gqa;
   }
   return c;
 }
@@ -128,12 +129,13 @@ void read_row_settings(const config::Document& doc, Diagnostics& diags, DatasetR
         const std::string where = config::append_pointer(rule.pointer_to("set"), key);
         const layout::LayoutField* field = layout::find_layout_field(key);
         if (!field || field->key != key) {
-          diags.add(doc.file, where, "\"" + key + "\" is not a layout field key" +
-                                         did_you_mean(key, layout::layout_field_keys()));
+          diags.add(doc.file, where,
+                    "\"" + key + "\" is not a layout field key" + did_you_mean(key, layout::layout_field_keys()));
           continue;
         }
         if (!value.is_string()) {
-          diags.add(doc.file, where, "expected the value as text, as a table cell holds it (e.g. \"1\"), got " + value.dump());
+          diags.add(doc.file, where,
+                    "expected the value as text, as a table cell holds it (e.g. \"1\"), got " + value.dump());
           continue;
         }
         layout::Layout scratch;
@@ -159,7 +161,8 @@ void read_flops_conventions(const config::Document& doc, Diagnostics& diags, Dat
   for (auto& rule : r.objects("rules")) {
     FlopsConventionRule f;
     f.when = read_condition(rule.object("when"));
-    f.convention = model::parse_flops_convention(rule.choice("convention", names)).value_or(model::FlopsConvention::megatron);
+    f.convention =
+        model::parse_flops_convention(rule.choice("convention", names)).value_or(model::FlopsConvention::megatron);
     f.source = rule.string("source");
     rules.flops_conventions.push_back(std::move(f));
   }

@@ -21,8 +21,9 @@ std::vector<std::string> general_param_names() {
 void require_general_param(const std::string& name, const std::string& flag) {
   const auto names = general_param_names();
   if (std::find(names.begin(), names.end(), name) != names.end()) return;
-  throw ConfigError({{"<flags>", flag, "unknown parameter \"" + name + "\"" + did_you_mean(name, names) +
-                                          "; known: " + join_names(names)}});
+  throw ConfigError(
+      {{"<flags>", flag,
+        "unknown parameter \"" + name + "\"" + did_you_mean(name, names) + "; known: " + join_names(names)}});
 }
 
 double mean_abs_log_ratio(const ValidationResult& r) {
@@ -39,8 +40,9 @@ double mean_abs_log_ratio(const ValidationResult& r) {
 ParamFit fit_param(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base,
                    const ParamFitRequest& req) {
   if (!(std::isfinite(req.lo) && std::isfinite(req.hi) && req.lo > 0 && req.lo < req.hi))
-    throw ConfigError({{"<flags>", "--fit", "bounds of \"" + req.name + "\" must satisfy 0 < lo < hi, got " +
-                                                std::to_string(req.lo) + ":" + std::to_string(req.hi)}});
+    throw ConfigError({{"<flags>", "--fit",
+                        "bounds of \"" + req.name + "\" must satisfy 0 < lo < hi, got " + std::to_string(req.lo) + ":" +
+                            std::to_string(req.hi)}});
   require_general_param(req.name, "--fit");
   ParamFit fit;
   fit.name = req.name;
@@ -51,7 +53,8 @@ ParamFit fit_param(const config::CsvTable& table, const Resolvers& resolve, cons
     kernels::set_kernel_param(probe, req.name, req.lo, "--fit");
     kernels::set_kernel_param(probe, req.name, req.hi, "--fit");
   }
-  fit.current = kernel ? kernels::get_kernel_param(req.kernel_params, req.name) : workload::get_step_param(base.params, req.name);
+  fit.current =
+      kernel ? kernels::get_kernel_param(req.kernel_params, req.name) : workload::get_step_param(base.params, req.name);
   auto at = [&](double value) {
     PredictOptions o = base;
     std::unique_ptr<kernels::KernelCostModel> model;
@@ -90,7 +93,8 @@ ParamFit fit_param(const config::CsvTable& table, const Resolvers& resolve, cons
   for (std::size_t i = 0; i < low.rows.size(); ++i) {
     const auto& a = low.rows[i];
     const auto& b = high.rows[i];
-    if (a.predicted && b.predicted && std::fabs(*b.predicted / *a.predicted - 1) > 0.01) fit.informing_rows.push_back(a.id);
+    if (a.predicted && b.predicted && std::fabs(*b.predicted / *a.predicted - 1) > 0.01)
+      fit.informing_rows.push_back(a.id);
   }
   fit.rows = low.summary.n;
 
@@ -114,8 +118,9 @@ ParamFit fit_param(const config::CsvTable& table, const Resolvers& resolve, cons
   for (const auto& [v, o] : objective)
     if (o < objective[fit.best]) fit.best = v;
   if (!std::isfinite(objective[fit.best]))
-    throw ConfigError({{"<flags>", "--fit", "no value of \"" + req.name + "\" in [" + std::to_string(req.lo) + ", " +
-                                                std::to_string(req.hi) + "] predicts every row the current value does"}});
+    throw ConfigError({{"<flags>", "--fit",
+                        "no value of \"" + req.name + "\" in [" + std::to_string(req.lo) + ", " +
+                            std::to_string(req.hi) + "] predicts every row the current value does"}});
   fit.objective_at_best = objective[fit.best];
   fit.summary_at_best = summaries[fit.best];
   fit.objective_at_current = mean_abs_log_ratio(now);

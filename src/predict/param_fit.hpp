@@ -19,7 +19,8 @@
 namespace moesim::predict {
 
 // The kernel cost model over a set of roofline constants (the caller's --kernel-model choice over them).
-using KernelModelFactory = std::function<std::unique_ptr<kernels::KernelCostModel>(const kernels::KernelEfficiencyParams&)>;
+using KernelModelFactory =
+    std::function<std::unique_ptr<kernels::KernelCostModel>(const kernels::KernelEfficiencyParams&)>;
 
 struct ParamFitRequest {
   std::string name;       // a step parameter (workload::step_param_names()) or kernel constant (kernel_param_names())
@@ -44,6 +45,6 @@ double mean_abs_log_ratio(const ValidationResult& r);
 // Throws ConfigError for an unknown parameter name or bad bounds -- both checked before any evaluation, including
 // a kernel constant's range (InternalError for a kernel constant without `kernel_model_for`).
 ParamFit fit_param(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base,
-                        const ParamFitRequest& request);
+                   const ParamFitRequest& request);
 
 }  // namespace moesim::predict

@@ -15,9 +15,7 @@
 namespace moesim::predict {
 namespace {
 
-engine::SimResult simulate(const workload::StepWorkload& w) {
-  return engine::Simulator().run(w.graph, w.network);
-}
+engine::SimResult simulate(const workload::StepWorkload& w) { return engine::Simulator().run(w.graph, w.network); }
 
 }  // namespace
 
@@ -27,10 +25,10 @@ std::string layout_summary(const layout::Layout& l) {
   if (l.cp > 1) s += " CP" + std::to_string(l.cp);
   s += " EP" + std::to_string(l.ep);
   if (l.etp > 1) s += " ETP" + std::to_string(l.etp);
-  s += (l.fsdp ? " FSDP" : " DP") + std::to_string(l.dp()) + " MBS" + std::to_string(l.mbs) + " GBS" + std::to_string(l.gbs) + " seq" +
-       std::to_string(l.seq) + " " + std::string(layout::to_string(l.precision)) +
-       (l.fp8_attention ? " (fp8 attention)" : "") + " " +
-       std::string(layout::to_string(l.dispatcher)) + ", recompute " + l.recompute.to_string() + ", cuda graph " +
+  s += (l.fsdp ? " FSDP" : " DP") + std::to_string(l.dp()) + " MBS" + std::to_string(l.mbs) + " GBS" +
+       std::to_string(l.gbs) + " seq" + std::to_string(l.seq) + " " + std::string(layout::to_string(l.precision)) +
+       (l.fp8_attention ? " (fp8 attention)" : "") + " " + std::string(layout::to_string(l.dispatcher)) +
+       ", recompute " + l.recompute.to_string() + ", cuda graph " +
        layout::cuda_graph_text(l.cuda_graph, l.cuda_graph_scopes) + (l.a2a_overlap ? ", a2a overlap" : "") +
        (l.tp_comm_overlap ? ", tp comm overlap" : "") + (l.uses_fused_grouped_mlp() ? ", fused grouped MLP" : "") +
        (l.mtp > 0 ? ", MTP " + std::to_string(l.mtp) : "") + ", TE " + layout::to_string(l.te_version) +
@@ -77,7 +75,6 @@ Prediction predict_step(const Case& c, const PredictOptions& options) {
   workload::StepInputs in{c.model, c.layout, stages, c.system, *kernels, options.params, &mem};
   auto w = std::make_unique<workload::StepWorkload>(workload::build_step(in));
   auto result = std::make_unique<engine::SimResult>(simulate(*w));
-
 
   report::StepReport r;
   r.model = c.model.name;
@@ -133,7 +130,8 @@ Prediction predict_step(const Case& c, const PredictOptions& options) {
   r.breakdown["optimizer"] = take("optimizer");
   for (const char* cat : {"ep", "tp", "cp", "pp", "dp"}) r.breakdown[std::string("exposed_") + cat] = take(cat);
   const double idle = std::max(0.0, r.step_time_s - ps_to_seconds(engine::measure(covered)));
-  r.breakdown["host"] = std::min(idle, ps_to_seconds(engine::measure_outside(host_waits(g, *result, critical), covered)));
+  r.breakdown["host"] =
+      std::min(idle, ps_to_seconds(engine::measure_outside(host_waits(g, *result, critical), covered)));
   r.breakdown["bubble"] = idle - r.breakdown["host"];
   r.critical_pp_rank = critical;
   r.simulated_ops = g.ops().size();

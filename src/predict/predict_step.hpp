@@ -23,10 +23,10 @@ struct Case {
 
 struct PredictOptions {
   model::FlopsConvention flops_convention = model::FlopsConvention::megatron;
-  bool check_memory = true;              // a layout that does not fit is InfeasibleError (exit 3)
+  bool check_memory = true;                           // a layout that does not fit is InfeasibleError (exit 3)
   const kernels::KernelCostModel* kernels = nullptr;  // nullptr = the built-in roofline model
   workload::StepParams params;
-  bool keep_timeline = false;            // keep the op graph and timings (for --trace)
+  bool keep_timeline = false;  // keep the op graph and timings (for --trace)
 };
 
 struct Prediction {

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
-#include <stdexcept>
 #include <map>
+#include <optional>
 #include <set>
+#include <stdexcept>
 #include <utility>
 
 #include "core/did_you_mean.hpp"
@@ -44,16 +44,24 @@ std::optional<std::string> value_problem(const std::string& column, const std::s
 }  // namespace
 
 const std::vector<std::string>& switch_columns() {
-  static const std::vector<std::string> columns = {"a2a_overlap",  "tp_comm_overlap", "pad_expert_input_to_capacity",
-                                                   "cpu_binding",  "fsdp",            "fsdp_reshard_after_forward"};
+  static const std::vector<std::string> columns = {
+      "a2a_overlap", "tp_comm_overlap",           "pad_expert_input_to_capacity", "cpu_binding",
+      "fsdp",        "fsdp_reshard_after_forward"};
   return columns;
 }
 
 const std::vector<std::string>& recipe_columns() {
   // The last six are not groundtruth.csv columns: settings its schema has no place for.
-  static const std::vector<std::string> columns = {"dispatcher", "recompute", "cuda_graph", "a2a_overlap", "mtp",
-                                                   "expert_capacity_factor", "pad_expert_input_to_capacity",
-                                                   "te_version", "grouped_gemm", "cpu_binding",
+  static const std::vector<std::string> columns = {"dispatcher",
+                                                   "recompute",
+                                                   "cuda_graph",
+                                                   "a2a_overlap",
+                                                   "mtp",
+                                                   "expert_capacity_factor",
+                                                   "pad_expert_input_to_capacity",
+                                                   "te_version",
+                                                   "grouped_gemm",
+                                                   "cpu_binding",
                                                    "fsdp_reshard_after_forward"};
   return columns;
 }
@@ -96,8 +104,9 @@ std::vector<RecipeFill> apply_recipe_settings(config::CsvTable& table, const con
     if (std::find(cols.begin(), cols.end(), f.column) == cols.end()) {
       std::string list;
       for (const auto& c : cols) list += (list.empty() ? "" : ", ") + c;
-      problems.push_back({where, "", "column \"" + f.column + "\" cannot be filled from a recipe (expected one of " +
-                                         list + ")" + did_you_mean(f.column, cols)});
+      problems.push_back({where, "",
+                          "column \"" + f.column + "\" cannot be filled from a recipe (expected one of " + list + ")" +
+                              did_you_mean(f.column, cols)});
       continue;
     }
     if (f.value.empty() || f.source.empty()) {

@@ -43,7 +43,8 @@ std::optional<std::string> read_row_layout(const Row& row, const CellSpellings& 
       return "column " + c + " is not 0 or 1: \"" + v + "\"";
   for (const layout::LayoutField& f : layout::layout_fields()) {
     const std::string key(f.key);
-    const std::string text = f.kind == layout::FieldKind::dispatcher ? spellings.dispatcher_text(cell(row, key)) : cell(row, key);
+    const std::string text =
+        f.kind == layout::FieldKind::dispatcher ? spellings.dispatcher_text(cell(row, key)) : cell(row, key);
     if (text.empty() || (is_integer(f.kind) && !integer_cell(row, key))) continue;
     try {
       layout::set_layout_field(l, f, text);

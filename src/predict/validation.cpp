@@ -51,7 +51,8 @@ double percentile(std::vector<double> v, double q) {
 
 }  // namespace
 
-RowCase case_from_row(const std::map<std::string, std::string>& row, const Resolvers& resolve, const PredictOptions& base) {
+RowCase case_from_row(const std::map<std::string, std::string>& row, const Resolvers& resolve,
+                      const PredictOptions& base) {
   if (!resolve.rules) throw InternalError("case_from_row: no dataset rules (Resolvers::rules; see load_dataset_rules)");
   const DatasetRules& rules = *resolve.rules;
   RowCase rc;
@@ -63,7 +64,8 @@ RowCase case_from_row(const std::map<std::string, std::string>& row, const Resol
     rc.skipped = "value \"" + cell(row, "value") + "\" is not a number";
     return rc;
   }
-  const bool metric_ok = rc.metric == "tflops_per_gpu" || rc.metric == "tokens_per_sec_per_gpu" || rc.metric == "step_time_s";
+  const bool metric_ok =
+      rc.metric == "tflops_per_gpu" || rc.metric == "tokens_per_sec_per_gpu" || rc.metric == "step_time_s";
   if (!metric_ok) {
     rc.skipped = "metric " + rc.metric + " is not a single-step prediction";
     return rc;
@@ -111,8 +113,8 @@ double RowCase::value_of(const report::StepReport& r) const {
 }
 
 const std::vector<std::string>& required_columns() {
-  static const std::vector<std::string> columns = {"id",   "metric", "value", "model", "hardware", "gpus",
-                                                   "tp",   "pp",     "mbs",   "gbs",   "seq"};
+  static const std::vector<std::string> columns = {"id", "metric", "value", "model", "hardware", "gpus",
+                                                   "tp", "pp",     "mbs",   "gbs",   "seq"};
   return columns;
 }
 
@@ -182,8 +184,10 @@ ValidationResult validate_table(const config::CsvTable& table, const Resolvers& 
 
   std::vector<double> errors;
   for (const auto& v : out.rows) {
-    if (v.predicted) errors.push_back(std::fabs(v.error_pct()));
-    else out.summary.skipped++;
+    if (v.predicted)
+      errors.push_back(std::fabs(v.error_pct()));
+    else
+      out.summary.skipped++;
   }
   out.summary.n = static_cast<int>(errors.size());
   out.summary.median_abs_error_pct = percentile(errors, 0.5);

@@ -53,8 +53,8 @@ void require_columns(const config::CsvTable& table);
 // Rows are predicted on `jobs` threads (0 = one per hardware thread); the result does not depend on it (each row's
 // prediction is independent and lands in its row's slot).
 // The table's columns are checked first (require_columns).
-ValidationResult validate_table(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base = {},
-                                int jobs = 0);
+ValidationResult validate_table(const config::CsvTable& table, const Resolvers& resolve,
+                                const PredictOptions& base = {}, int jobs = 0);
 
 // One row turned into a case with the options validate predicts it with (documented defaults applied, memory
 // not enforced, the row's FLOP convention), or the reason it is skipped.
@@ -70,7 +70,8 @@ struct RowCase {
   double row_flops_per_token = 0;
   double value_of(const report::StepReport& r) const;  // the row's metric out of a prediction
 };
-RowCase case_from_row(const std::map<std::string, std::string>& row, const Resolvers& resolve, const PredictOptions& base = {});
+RowCase case_from_row(const std::map<std::string, std::string>& row, const Resolvers& resolve,
+                      const PredictOptions& base = {});
 
 // Consecutive rows read as the steps of an optimisation ladder (each changes one thing): for every predicted row
 // after a predicted predecessor, the measured and predicted change and whether the prediction moves the same way.

@@ -17,10 +17,17 @@ void write_chrome_trace(std::ostream& out, const opgraph::OpGraph& graph, const 
   };
   for (std::size_t r = 0; r < graph.ranks().size(); ++r) {
     sep();
-    out << nlohmann::json{{"ph", "M"}, {"name", "process_name"}, {"pid", r}, {"args", {{"name", graph.ranks()[r].name}}}}.dump();
+    out << nlohmann::json{{"ph", "M"},
+                          {"name", "process_name"},
+                          {"pid", r},
+                          {"args", {{"name", graph.ranks()[r].name}}}}
+               .dump();
     for (int s = 0; s < opgraph::kStreamCount; ++s) {
       sep();
-      out << nlohmann::json{{"ph", "M"}, {"name", "thread_name"}, {"pid", r}, {"tid", s},
+      out << nlohmann::json{{"ph", "M"},
+                            {"name", "thread_name"},
+                            {"pid", r},
+                            {"tid", s},
                             {"args", {{"name", std::string(opgraph::to_string(static_cast<opgraph::Stream>(s)))}}}}
                  .dump();
     }

@@ -27,9 +27,13 @@ std::string to_json_text(const StepReport& r) {
   j["critical_pp_rank"] = r.critical_pp_rank;
   nlohmann::ordered_json mem = nlohmann::ordered_json::array();
   for (const auto& s : r.memory)
-    mem.push_back({{"pp_rank", s.pp_rank}, {"weights_GiB", s.weights_GiB}, {"gradients_GiB", s.gradients_GiB},
-                   {"optimizer_GiB", s.optimizer_GiB}, {"activations_GiB", s.activations_GiB},
-                   {"buffers_GiB", s.buffers_GiB}, {"total_GiB", s.total_GiB}});
+    mem.push_back({{"pp_rank", s.pp_rank},
+                   {"weights_GiB", s.weights_GiB},
+                   {"gradients_GiB", s.gradients_GiB},
+                   {"optimizer_GiB", s.optimizer_GiB},
+                   {"activations_GiB", s.activations_GiB},
+                   {"buffers_GiB", s.buffers_GiB},
+                   {"total_GiB", s.total_GiB}});
   j["memory"] = mem;
   j["simulated_ops"] = r.simulated_ops;
   j["simulated_ranks"] = r.simulated_ranks;
@@ -47,11 +51,13 @@ std::string to_table(const StepReport& r) {
   out += r.model + " on " + std::to_string(r.gpus) + " x " + r.system + ", " + r.layout_summary + "\n";
   add("  step time          %10.3f s\n", r.step_time_s);
   add("  tokens/s/GPU       %10.1f\n", r.tokens_per_s_per_gpu);
-  add("  TFLOPS/GPU         %10.1f   (%s FLOPs, %.2f GFLOP/token)\n", r.tflops_per_gpu, r.flops_convention.c_str(), r.flops_per_token / 1e9);
+  add("  TFLOPS/GPU         %10.1f   (%s FLOPs, %.2f GFLOP/token)\n", r.tflops_per_gpu, r.flops_convention.c_str(),
+      r.flops_per_token / 1e9);
   add("  MFU (BF16 peak)    %10.1f %%\n", 100 * r.mfu);
   add("  memory max/GPU     %10.1f GiB of %.1f GiB usable\n", r.memory_max_GiB, r.usable_hbm_GiB);
   add("  breakdown (pp rank %d, seconds and share of the step):\n", r.critical_pp_rank);
-  for (const auto& [k, v] : r.breakdown) add("    %-16s %10.3f  %5.1f %%\n", k.c_str(), v, r.step_time_s > 0 ? 100 * v / r.step_time_s : 0.0);
+  for (const auto& [k, v] : r.breakdown)
+    add("    %-16s %10.3f  %5.1f %%\n", k.c_str(), v, r.step_time_s > 0 ? 100 * v / r.step_time_s : 0.0);
   add("  kernel costs: %s\n", r.kernel_cost_model.c_str());
   return out;
 }

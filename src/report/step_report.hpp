@@ -14,16 +14,16 @@ struct StageMemory {
 struct StepReport {
   std::string model, system;
   int gpus = 0;
-  std::string layout_summary;       // "TP1 PP2 VPP8 EP32 ..."
+  std::string layout_summary;  // "TP1 PP2 VPP8 EP32 ..."
   double step_time_s = 0;
   double tokens_per_s_per_gpu = 0;
-  double tflops_per_gpu = 0;        // model FLOPs (flops_convention) / step time / GPUs
-  double mfu = 0;                   // tflops_per_gpu / dense BF16 peak
+  double tflops_per_gpu = 0;  // model FLOPs (flops_convention) / step time / GPUs
+  double mfu = 0;             // tflops_per_gpu / dense BF16 peak
   double memory_max_GiB = 0;
   double usable_hbm_GiB = 0;
   double flops_per_token = 0;
-  std::string flops_convention;     // "megatron" unless asked otherwise
-  std::string kernel_cost_model;    // which kernel costs were used ("roofline (built-in ...)", a fit, ...)
+  std::string flops_convention;   // "megatron" unless asked otherwise
+  std::string kernel_cost_model;  // which kernel costs were used ("roofline (built-in ...)", a fit, ...)
   // Seconds of the step on the critical simulated rank, disjoint and adding up to step_time_s: compute,
   // optimizer, exposed communication per group charged in priority order ep, tp, cp, pp, dp (time a group runs
   // while nothing earlier in that order does), host (idle time while a ready GPU op waited for its launch or a

@@ -14,7 +14,10 @@ nlohmann::ordered_json rows_and_summary(const ValidationResult& r) {
   auto rows = nlohmann::ordered_json::array();
   for (const auto& v : r.rows) {
     if (v.predicted)
-      rows.push_back({{"id", v.id}, {"metric", v.metric}, {"measured", v.measured}, {"predicted", *v.predicted},
+      rows.push_back({{"id", v.id},
+                      {"metric", v.metric},
+                      {"measured", v.measured},
+                      {"predicted", *v.predicted},
                       {"error_pct", v.error_pct()}});
     else
       rows.push_back({{"id", v.id}, {"skipped", v.skipped}});
@@ -59,7 +62,8 @@ std::string to_text_table(const ValidationResult& r) {
 }
 
 std::string to_markdown(const ValidationResult& r) {
-  std::string out = "| id | model | hardware | metric | measured | predicted | error |\n|---|---|---|---|---|---|---|\n";
+  std::string out =
+      "| id | model | hardware | metric | measured | predicted | error |\n|---|---|---|---|---|---|---|\n";
   char line[400];
   for (const auto& v : r.rows) {
     if (!v.predicted) continue;
@@ -71,8 +75,9 @@ std::string to_markdown(const ValidationResult& r) {
   if (s.n == 0)
     std::snprintf(line, sizeof line, "\nRows predicted: 0; skipped: %d. No predictable row.\n", s.skipped);
   else
-    std::snprintf(line, sizeof line, "\nRows predicted: %d; skipped: %d. |error| median %.1f %%, p90 %.1f %%, max %.1f %%.\n",
-                  s.n, s.skipped, s.median_abs_error_pct, s.p90_abs_error_pct, s.max_abs_error_pct);
+    std::snprintf(line, sizeof line,
+                  "\nRows predicted: %d; skipped: %d. |error| median %.1f %%, p90 %.1f %%, max %.1f %%.\n", s.n,
+                  s.skipped, s.median_abs_error_pct, s.p90_abs_error_pct, s.max_abs_error_pct);
   out += line;
   return out;
 }
@@ -111,9 +116,13 @@ std::string validation_json(const ValidationResult& r, const ValidationContext& 
   if (context.ladder) {
     auto& steps = j["ladder"] = nlohmann::ordered_json::array();
     for (const auto& st : *context.ladder)
-      steps.push_back({{"from", st.from}, {"to", st.to}, {"measured_change_pct", st.measured_change_pct},
-                       {"predicted_change_pct", st.predicted_change_pct}, {"judged", st.judged},
-                       {"same_direction", st.same_direction}, {"changed_columns", st.changed_columns}});
+      steps.push_back({{"from", st.from},
+                       {"to", st.to},
+                       {"measured_change_pct", st.measured_change_pct},
+                       {"predicted_change_pct", st.predicted_change_pct},
+                       {"judged", st.judged},
+                       {"same_direction", st.same_direction},
+                       {"changed_columns", st.changed_columns}});
   }
   return j.dump(2) + "\n";
 }
@@ -149,11 +158,11 @@ std::string to_text(const ParamFit& f) {
                 f.summary_at_best.p90_abs_error_pct, f.summary_at_best.max_abs_error_pct);
   out += buf;
   std::snprintf(buf, sizeof buf, "  current %.3g: mean |ln| %.3f; median |error| %.1f%%, p90 %.1f%%, max %.1f%%\n",
-                f.current, f.objective_at_current, f.summary_at_current.median_abs_error_pct, f.summary_at_current.p90_abs_error_pct,
-                f.summary_at_current.max_abs_error_pct);
+                f.current, f.objective_at_current, f.summary_at_current.median_abs_error_pct,
+                f.summary_at_current.p90_abs_error_pct, f.summary_at_current.max_abs_error_pct);
   out += buf;
-  out += "  rows informing it (prediction moves > 1% across the bounds, " + std::to_string(f.informing_rows.size()) +
-         "):";
+  out +=
+      "  rows informing it (prediction moves > 1% across the bounds, " + std::to_string(f.informing_rows.size()) + "):";
   for (const auto& id : f.informing_rows) out += " " + id;
   out += "\n";
   return out;

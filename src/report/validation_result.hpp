@@ -39,7 +39,7 @@ struct ValidationResult {
 struct LadderStep {
   std::string from, to;
   double measured_change_pct = 0, predicted_change_pct = 0;
-  bool judged = false;   // |measured change| > threshold
+  bool judged = false;  // |measured change| > threshold
   bool same_direction = false;
   // Input columns whose text differs between the two rows. Empty means the step's change is not in the table (a
   // ladder step described only in prose): no prediction from the rows can move, and the table says so.
@@ -56,7 +56,7 @@ struct FilledCell {
 struct ValidationContext {
   std::string kernel_model;
   std::vector<FilledCell> recipe_fills;
-  std::string recipes_file;                      // file name only, for the text output
+  std::string recipes_file;                       // file name only, for the text output
   std::optional<std::vector<LadderStep>> ladder;  // present with --ladder
 };
 
@@ -64,12 +64,12 @@ struct ValidationContext {
 struct ParamFit {
   std::string name;
   double best = 0;
-  double objective_at_best = 0;     // mean |ln(predicted / measured)|
-  double current = 0;               // the value in `base` (the built-in default unless --param set it)
+  double objective_at_best = 0;  // mean |ln(predicted / measured)|
+  double current = 0;            // the value in `base` (the built-in default unless --param set it)
   double objective_at_current = 0;
   ValidationSummary summary_at_best, summary_at_current;
   std::vector<std::string> informing_rows;
-  int rows = 0;                     // rows in the objective
+  int rows = 0;  // rows in the objective
 };
 
 }  // namespace moesim::report

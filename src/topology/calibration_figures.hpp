@@ -1,6 +1,6 @@
 #pragma once
 // Named calibration figures attached to a part or a system: measured efficiencies and latencies
-// (reference/hardware.md §5) that cost models may use instead of datasheet peaks. Each figure keeps the
+// (data/reference/hardware.md §5) that cost models may use instead of datasheet peaks. Each figure keeps the
 // value as written, its unit, the same value in SI base units, and its source.
 #include <map>
 #include <string>

@@ -40,7 +40,9 @@ int Cluster::num_gpus() const { return impl_->num_gpus; }
 int Cluster::num_domains() const { return impl_->num_domains; }
 int Cluster::num_nodes() const { return impl_->num_nodes; }
 int Cluster::gpus_used_per_domain() const { return impl_->gpus_used_per_domain; }
-int Cluster::domain_of(int gpu) const { return static_cast<int>(checked(gpu, impl_->num_gpus)) / impl_->gpus_used_per_domain; }
+int Cluster::domain_of(int gpu) const {
+  return static_cast<int>(checked(gpu, impl_->num_gpus)) / impl_->gpus_used_per_domain;
+}
 int Cluster::node_of(int gpu) const { return static_cast<int>(checked(gpu, impl_->num_gpus)) / impl_->gpus_per_node; }
 int Cluster::rail_of(int gpu) const { return impl_->rail[checked(gpu, impl_->num_gpus)]; }
 int Cluster::leaf_of(int gpu) const { return impl_->leaf[checked(gpu, impl_->num_gpus)]; }
@@ -84,7 +86,8 @@ double Cluster::route_latency_s(int src_gpu, int dst_gpu) const {
 
 double Cluster::route_bottleneck_Bps(int src_gpu, int dst_gpu) const {
   double min = std::numeric_limits<double>::infinity();
-  for (LinkId id : route(src_gpu, dst_gpu)) min = std::min(min, impl_->links[static_cast<std::size_t>(id)].capacity_Bps);
+  for (LinkId id : route(src_gpu, dst_gpu))
+    min = std::min(min, impl_->links[static_cast<std::size_t>(id)].capacity_Bps);
   return min;
 }
 

@@ -21,8 +21,8 @@ void check_feasible(const SystemSpec& s, int num_gpus, int used_per_domain) {
   }
   if (used_per_domain < g || used_per_domain % g != 0 || used_per_domain > s.scale_up.domain_size)
     throw InfeasibleError(sys + "gpus_used_per_domain " + std::to_string(used_per_domain) +
-                          " must be a multiple of gpus_per_node " + std::to_string(g) + " between " + std::to_string(g) +
-                          " and the domain size " + std::to_string(s.scale_up.domain_size));
+                          " must be a multiple of gpus_per_node " + std::to_string(g) + " between " +
+                          std::to_string(g) + " and the domain size " + std::to_string(s.scale_up.domain_size));
 }
 
 class Builder {
@@ -45,7 +45,8 @@ class Builder {
 }  // namespace
 
 Cluster build_cluster(const SystemSpec& system, int num_gpus, const ClusterOptions& options) {
-  const int used = options.gpus_used_per_domain > 0 ? options.gpus_used_per_domain : system.scale_up.gpus_used_per_domain;
+  const int used =
+      options.gpus_used_per_domain > 0 ? options.gpus_used_per_domain : system.scale_up.gpus_used_per_domain;
   check_feasible(system, num_gpus, used);
 
   auto impl = std::make_shared<Cluster::Impl>();

@@ -119,7 +119,9 @@ SwitchSpec read_switch(ObjectReader& r, std::string name) {
   s.description = r.string("description");
   s.source = r.string("source");
   const std::string kind = r.choice("kind", {"nvswitch", "infiniband", "ethernet"});
-  s.kind = kind == "nvswitch" ? SwitchKind::nvswitch : kind == "ethernet" ? SwitchKind::ethernet : SwitchKind::infiniband;
+  s.kind = kind == "nvswitch"   ? SwitchKind::nvswitch
+           : kind == "ethernet" ? SwitchKind::ethernet
+                                : SwitchKind::infiniband;
   s.radix = static_cast<int>(r.integer("radix"));
   s.port_Bps_per_direction = r.number("port_GBps") * kGB;
   s.latency_s = r.number("latency_ns", Bound::non_negative) * kNano;

@@ -44,8 +44,8 @@ const Spec* part_ref(ObjectReader& r, std::string_view key, const std::map<std::
   auto it = parts.find(name);
   if (it != parts.end()) return &it->second;
   const auto known = keys_of(parts);
-  r.error(key, "unknown " + std::string(kind) + " part \"" + name + "\"" + did_you_mean(name, known) +
-                   "; known " + kind + " parts: " + join_names(known));
+  r.error(key, "unknown " + std::string(kind) + " part \"" + name + "\"" + did_you_mean(name, known) + "; known " +
+                   kind + " parts: " + join_names(known));
   return nullptr;
 }
 
@@ -65,7 +65,8 @@ void read_scale_up(ObjectReader& r, const PartMaps& parts, SystemSpec& s) {
   }
   s.scale_up.domain_size = static_cast<int>(up.integer("domain_size"));
   s.scale_up.gpus_used_per_domain = static_cast<int>(up.integer_or("gpus_used_per_domain", s.scale_up.domain_size));
-  if (up.has("switches_per_domain")) s.scale_up.switches_per_domain = static_cast<int>(up.integer("switches_per_domain"));
+  if (up.has("switches_per_domain"))
+    s.scale_up.switches_per_domain = static_cast<int>(up.integer("switches_per_domain"));
   const int g = s.gpus_per_node;
   if (g > 0 && s.scale_up.domain_size > 0 && s.scale_up.domain_size % g != 0)
     up.error("domain_size", "domain_size " + std::to_string(s.scale_up.domain_size) +
@@ -88,7 +89,8 @@ void read_scale_out(ObjectReader& r, const PartMaps& parts, SystemSpec& s) {
       out.error("switch", "scale-out switch \"" + sw->name + "\" is of kind nvswitch, expected infiniband or ethernet");
   }
   so.nics_per_gpu = static_cast<int>(out.integer_or("nics_per_gpu", 1));
-  if (so.nics_per_gpu != 1) out.error("nics_per_gpu", "only one NIC per GPU is modelled, got " + std::to_string(so.nics_per_gpu));
+  if (so.nics_per_gpu != 1)
+    out.error("nics_per_gpu", "only one NIC per GPU is modelled, got " + std::to_string(so.nics_per_gpu));
   out.choice("topology", {"rail-optimized-fat-tree"});
   so.topology = FabricTopology::rail_optimized_fat_tree;
   so.oversubscription = out.number_or("oversubscription", 1.0);
@@ -106,14 +108,15 @@ void read_scale_out(ObjectReader& r, const PartMaps& parts, SystemSpec& s) {
   const int nics_per_node_per_rail = nics_per_node / so.rails;
   const double o = so.oversubscription;
   const int max_down = static_cast<int>(std::floor(sw->radix * o / (1.0 + o) + 1e-9));
-  so.nodes_per_leaf = static_cast<int>(out.integer_or("nodes_per_leaf", std::max(1, max_down / nics_per_node_per_rail)));
+  so.nodes_per_leaf =
+      static_cast<int>(out.integer_or("nodes_per_leaf", std::max(1, max_down / nics_per_node_per_rail)));
   const int down = so.nodes_per_leaf * nics_per_node_per_rail;
   const int up = static_cast<int>(std::ceil(down / o - 1e-9));
   if (so.nodes_per_leaf > 0 && down + up > sw->radix)
     out.error("nodes_per_leaf", "a leaf with " + std::to_string(so.nodes_per_leaf) + " nodes needs " +
-                                    std::to_string(down) + " down + " + std::to_string(up) + " up ports at oversubscription " +
-                                    std::to_string(o) + ", more than the radix " + std::to_string(sw->radix) + " of \"" +
-                                    sw->name + "\"");
+                                    std::to_string(down) + " down + " + std::to_string(up) +
+                                    " up ports at oversubscription " + std::to_string(o) + ", more than the radix " +
+                                    std::to_string(sw->radix) + " of \"" + sw->name + "\"");
 }
 
 void read_host(ObjectReader& r, SystemSpec& s) {
@@ -199,9 +202,10 @@ const SystemSpec& SystemCatalog::system(std::string_view name_or_alias) const {
   if (auto name = canonical_name(name_or_alias)) return systems_.find(*name)->second;
   std::vector<std::string> candidates = system_names();
   for (const auto& [_, s] : systems_) candidates.insert(candidates.end(), s.aliases.begin(), s.aliases.end());
-  throw ConfigError({{(root_ / "systems").string(), "",
-                      "unknown system \"" + std::string(name_or_alias) + "\"" + did_you_mean(name_or_alias, candidates) +
-                          "; known systems: " + join_names(system_names()) + " (aliases accepted, see 'moesim list systems')"}});
+  throw ConfigError(
+      {{(root_ / "systems").string(), "",
+        "unknown system \"" + std::string(name_or_alias) + "\"" + did_you_mean(name_or_alias, candidates) +
+            "; known systems: " + join_names(system_names()) + " (aliases accepted, see 'moesim list systems')"}});
 }
 
 SystemSpec SystemCatalog::load_system_file(const fs::path& path) const {

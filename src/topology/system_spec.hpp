@@ -13,8 +13,8 @@ namespace moesim::topology {
 // GPUs of one scale-up (NVLink) domain talk through one logical non-blocking NVSwitch.
 struct ScaleUpSpec {
   SwitchSpec switch_part;
-  int domain_size = 0;           // GPUs per NVLink domain: 8 for HGX, 72 for NVL72
-  int gpus_used_per_domain = 0;  // GPUs a job places per domain (NVL72 jobs use 64 of 72: groundtruth.md §6)
+  int domain_size = 0;                     // GPUs per NVLink domain: 8 for HGX, 72 for NVL72
+  int gpus_used_per_domain = 0;            // GPUs a job places per domain (NVL72 jobs use 64 of 72: groundtruth.md §6)
   std::optional<int> switches_per_domain;  // informational (4 NVSwitch chips per HGX H100, 9 trays per NVL72)
 };
 
@@ -28,9 +28,9 @@ struct ScaleOutSpec {
   int nics_per_gpu = 1;
   SwitchSpec switch_part;
   FabricTopology topology = FabricTopology::rail_optimized_fat_tree;
-  int rails = 0;                 // default: NICs per node
-  int nodes_per_leaf = 0;        // default: as many as the leaf's down ports allow (see README)
-  double oversubscription = 1.0; // leaf down:up bandwidth ratio; 1 = non-blocking
+  int rails = 0;                  // default: NICs per node
+  int nodes_per_leaf = 0;         // default: as many as the leaf's down ports allow (see README)
+  double oversubscription = 1.0;  // leaf down:up bandwidth ratio; 1 = non-blocking
 };
 
 // The host CPU's family: the host-cost model scales eager-issue figures by it (workload StepParams x86_host_factor).
@@ -42,7 +42,7 @@ struct HostSpec {
   std::optional<int> cpu_cores;
   std::optional<double> cpu_memory_Bps;
   std::optional<int> gpus_per_cpu;
-  std::string gpu_link;                          // "pcie-gen5-x16", "pcie-gen6", "nvlink-c2c"
+  std::string gpu_link;                              // "pcie-gen5-x16", "pcie-gen6", "nvlink-c2c"
   std::optional<double> gpu_link_Bps_per_direction;  // host <-> one GPU
 };
 

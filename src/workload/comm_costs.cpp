@@ -8,7 +8,9 @@
 namespace moesim::workload {
 
 CommCostModel::CommCostModel(kernels::Arch arch, double nvlink_Bps, double nic_Bps, bool large_domain)
-    : arch_(arch), large_domain_(large_domain), fabric_(comm::builtin_fabric(arch, nvlink_Bps, nic_Bps, large_domain)) {}
+    : arch_(arch),
+      large_domain_(large_domain),
+      fabric_(comm::builtin_fabric(arch, nvlink_Bps, nic_Bps, large_domain)) {}
 
 LinkDemand CommCostModel::demand(double latency_s, double scale_up_s, double scale_out_s, int sms) const {
   LinkDemand d;

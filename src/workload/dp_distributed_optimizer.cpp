@@ -14,9 +14,9 @@ class DistributedOptimizer final : public DataParallelStrategy {
   void begin() override {
     const memory::LayerShare params = chunk_params(ctx_, rank_);
     for (int c = 0; c < ctx_.in.stages.vpp; ++c) {
-      const OpId last = dp_collectives(ctx_, out_, rank_, params, param_gather_bytes(ctx_.in.layout),
-                                       comm::Collective::all_gather, "dp_param_allgather", "edp_param_allgather", {},
-                                       -1, -1, Phase::fwd);
+      const OpId last =
+          dp_collectives(ctx_, out_, rank_, params, param_gather_bytes(ctx_.in.layout), comm::Collective::all_gather,
+                         "dp_param_allgather", "edp_param_allgather", {}, -1, -1, Phase::fwd);
       if (last >= 0) gathers_[c] = last;
     }
   }

@@ -73,9 +73,9 @@ class Fsdp final : public DataParallelStrategy {
   OpId gather(int key, std::vector<OpId> gate, int mb, Phase phase) {
     if (unsharded_[key]) return gather_op_.count(key) ? gather_op_[key] : -1;
     unsharded_[key] = true;
-    return gather_op_[key] = dp_collectives(ctx_, out_, rank_, unit(key), param_gather_bytes(ctx_.in.layout),
-                                            comm::Collective::all_gather, "fsdp_param_allgather",
-                                            "fsdp_expert_param_allgather", std::move(gate), std::max(key, -1), mb, phase);
+    return gather_op_[key] = dp_collectives(
+               ctx_, out_, rank_, unit(key), param_gather_bytes(ctx_.in.layout), comm::Collective::all_gather,
+               "fsdp_param_allgather", "fsdp_expert_param_allgather", std::move(gate), std::max(key, -1), mb, phase);
   }
 
   const StepContext& ctx_;

@@ -6,8 +6,9 @@
 namespace moesim::workload {
 
 // The strategies, one file each; adding one is its file and one line in each list below.
-std::unique_ptr<DataParallelStrategy> make_distributed_optimizer(const StepContext&, OpWriter&, int rank);  // dp_distributed_optimizer.cpp
-std::unique_ptr<DataParallelStrategy> make_fsdp(const StepContext&, OpWriter&, int rank);                   // dp_fsdp.cpp
+std::unique_ptr<DataParallelStrategy> make_distributed_optimizer(const StepContext&, OpWriter&,
+                                                                 int rank);  // dp_distributed_optimizer.cpp
+std::unique_ptr<DataParallelStrategy> make_fsdp(const StepContext&, OpWriter&, int rank);  // dp_fsdp.cpp
 
 namespace {
 struct Entry {
@@ -53,12 +54,14 @@ OpId dp_collectives(const StepContext& ctx, OpWriter& out, int rank, const memor
   const auto& expert = ctx.expert_dp;
   OpId last = -1;
   if (dense.size > 1 && params.dense > 0)
-    last = out.comm(rank, ctx.gather_scatter(Stream::dp_comm, "dp", dense_name, dense,
-                                             params.dense * bytes_per_param * (dense.size - 1) / dense.size, op),
+    last = out.comm(rank,
+                    ctx.gather_scatter(Stream::dp_comm, "dp", dense_name, dense,
+                                       params.dense * bytes_per_param * (dense.size - 1) / dense.size, op),
                     deps, layer, mb, phase);
   if (expert.size > 1 && params.expert > 0)
-    last = out.comm(rank, ctx.gather_scatter(Stream::dp_comm, "dp", expert_name, expert,
-                                             params.expert * bytes_per_param * (expert.size - 1) / expert.size, op),
+    last = out.comm(rank,
+                    ctx.gather_scatter(Stream::dp_comm, "dp", expert_name, expert,
+                                       params.expert * bytes_per_param * (expert.size - 1) / expert.size, op),
                     last >= 0 ? std::vector<OpId>{last} : deps, layer, mb, phase);
   return last;
 }
@@ -72,9 +75,9 @@ void reduce_scatter_chunks(const StepContext& ctx, OpWriter& out, int rank, cons
                            std::vector<OpId>& reduces) {
   const memory::LayerShare params = chunk_params(ctx, rank);
   for (const OpId last : last_backward) {
-    const OpId reduced = dp_collectives(ctx, out, rank, params, grad_reduce_bytes(ctx.in.layout),
-                                        comm::Collective::reduce_scatter, "dp_grad_reduce_scatter",
-                                        "edp_grad_reduce_scatter", {last}, -1, -1, Phase::bwd_wgrad);
+    const OpId reduced =
+        dp_collectives(ctx, out, rank, params, grad_reduce_bytes(ctx.in.layout), comm::Collective::reduce_scatter,
+                       "dp_grad_reduce_scatter", "edp_grad_reduce_scatter", {last}, -1, -1, Phase::bwd_wgrad);
     reduces.push_back(reduced >= 0 ? reduced : last);
   }
 }

@@ -22,12 +22,17 @@ enum class Parallel { duplicated, column, row };
 class Costing {
  public:
   Costing(const CostContext& ctx, const layout::Layout& l)
-      : ctx_(ctx), dtype_(gemm_dtype(l.precision)), mxfp8_(l.precision == layout::Precision::mxfp8),
-        te_(l.te_version), fp8_params_(l.fp8_param_gather), sp_(l.uses_sequence_parallel()) {}
+      : ctx_(ctx),
+        dtype_(gemm_dtype(l.precision)),
+        mxfp8_(l.precision == layout::Precision::mxfp8),
+        te_(l.te_version),
+        fp8_params_(l.fp8_param_gather),
+        sp_(l.uses_sequence_parallel()) {}
 
   // Host time of one TE module call (forward, or its backward) in this precision.
   double module_host(bool high_precision) const {
-    return ctx_.host.te_module_s * (high_precision || dtype_ == kernels::DType::bf16 ? 1.0 : ctx_.host.fp8_module_factor);
+    return ctx_.host.te_module_s *
+           (high_precision || dtype_ == kernels::DType::bf16 ? 1.0 : ctx_.host.fp8_module_factor);
   }
   // One GEMM kernel (plus the quantize of its activation input in FP8) inside a TE module: no host time of its own.
   Block gemm(I m, I n, I k, bool high_precision = false) const {
@@ -263,7 +268,8 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
     const I nh = a.num_attention_heads;
     if (a.q_lora_rank > 0) {
       add(c, k.linear(t_full, a.q_lora_rank, h, Parallel::duplicated));  // MLA down-projections: not TP-split
-      add_fwd_bwd(c, k.mem(static_cast<double>(t_full) * a.q_lora_rank * kBf16 * 2, "q_norm"), k.mem(static_cast<double>(t_full) * a.q_lora_rank * kBf16 * 3, "q_norm_bwd"));
+      add_fwd_bwd(c, k.mem(static_cast<double>(t_full) * a.q_lora_rank * kBf16 * 2, "q_norm"),
+                  k.mem(static_cast<double>(t_full) * a.q_lora_rank * kBf16 * 3, "q_norm_bwd"));
       const BlockCost q_up = k.linear(t_full, nh * a.qk_head_dim() / tp, a.q_lora_rank, Parallel::column);
       add(c, q_up);
       parts.up_proj += q_up.fwd;
@@ -271,8 +277,10 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
       add(c, k.linear(t_full, nh * a.qk_head_dim() / tp, h, Parallel::column));
     }
     add(c, k.linear(t_full, a.kv_lora_rank + a.qk_rope_head_dim, h, Parallel::duplicated));
-    add_fwd_bwd(c, k.mem(static_cast<double>(t_full) * a.kv_lora_rank * kBf16 * 2, "kv_norm"), k.mem(static_cast<double>(t_full) * a.kv_lora_rank * kBf16 * 3, "kv_norm_bwd"));
-    const BlockCost kv_up = k.linear(t_full, nh * (a.qk_nope_head_dim + a.v_head_dim) / tp, a.kv_lora_rank, Parallel::column);
+    add_fwd_bwd(c, k.mem(static_cast<double>(t_full) * a.kv_lora_rank * kBf16 * 2, "kv_norm"),
+                k.mem(static_cast<double>(t_full) * a.kv_lora_rank * kBf16 * 3, "kv_norm_bwd"));
+    const BlockCost kv_up =
+        k.linear(t_full, nh * (a.qk_nope_head_dim + a.v_head_dim) / tp, a.kv_lora_rank, Parallel::column);
     add(c, kv_up);
     parts.up_proj += kv_up.fwd;
     const double rope = static_cast<double>(t_full) * nh / tp * a.qk_rope_head_dim * kBf16 * 4;
@@ -339,7 +347,7 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
   c.moe = moe_layer;
   const I h = m.hidden_size, tp = l.tp;
   const I t_full = static_cast<I>(l.mbs) * l.seq / l.cp;  // tokens of the TP group
-  const I t_rank = t_full / tp;                            // tokens this GPU owns (sequence parallel)
+  const I t_rank = t_full / tp;                           // tokens this GPU owns (sequence parallel)
   const bool sp = l.uses_sequence_parallel();
   const double s_act = static_cast<double>(t_full) * h * kBf16;  // one full activation of the TP group
 
@@ -347,7 +355,7 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
   Block expert_activation;  // the routed experts' activation forward: what selective moe_act recomputes
   c.attention = attention_block(m, l, k, t_full, window > 0 ? window + 1 : 0, parts);
   const double tp_coll = tp > 1 ? s_act * (tp - 1) / tp : 0;  // one SP all-gather or reduce-scatter
-  const double tp_allreduce = 2 * tp_coll;                     // without SP
+  const double tp_allreduce = 2 * tp_coll;                    // without SP
 
   const double norm_bytes = static_cast<double>(t_rank) * h * kBf16 * 2;
   const int gated = m.ffn.activation == model::Activation::swiglu ? 2 : 1;
@@ -380,8 +388,9 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     // its 1/etp slice of every local expert over all of them (Megatron's alltoall dispatcher, tp_group of the
     // experts): per GPU the expert FLOPs stay those of ETP 1.
     const I etp = l.etp;
-    const I per_expert = etp * (routed == 1.0 ? t_rank * topk * l.ep / E
-                                              : static_cast<I>(std::llround(static_cast<double>(t_rank * topk * l.ep) / E * routed)));
+    const I per_expert =
+        etp * (routed == 1.0 ? t_rank * topk * l.ep / E
+                             : static_cast<I>(std::llround(static_cast<double>(t_rank * topk * l.ep) / E * routed)));
     const double expert_copies = token_copies * etp;  // expert-side copies after the ETP gather
     // Token rows over this GPU's local expert slices (activation, bias and dbias run over them).
     const double expert_rows = static_cast<double>(t_rank) * topk * routed * etp;
@@ -534,7 +543,8 @@ BlockCost output_cost(const model::ModelSpec& m, const layout::Layout& l, const 
   const Costing k(ctx, l);
   const I t_full = static_cast<I>(l.mbs) * l.seq / l.cp;
   const I vocab = model::padded_vocab_size(m.vocab_size, 128, l.tp);
-  BlockCost c = k.linear(t_full, vocab / l.tp, m.hidden_size, Parallel::column, /*high_precision=*/true);  // the head stays BF16
+  BlockCost c =
+      k.linear(t_full, vocab / l.tp, m.hidden_size, Parallel::column, /*high_precision=*/true);  // the head stays BF16
   const double logits = static_cast<double>(t_full) * vocab / l.tp * 4.0;
   c.fwd += k.mem(logits * 2, "cross_entropy", 3);
   c.dgrad += k.mem(logits * 2, "cross_entropy_bwd", 2);

@@ -70,9 +70,9 @@ struct LayerCosts {
   double recompute_cp_bytes = 0;
 
   // Communication per GPU per micro-batch (bytes on the wire leaving this GPU).
-  double tp_fwd_bytes = 0;     // SP all-gathers and reduce-scatters in the forward
+  double tp_fwd_bytes = 0;  // SP all-gathers and reduce-scatters in the forward
   double tp_bwd_bytes = 0;
-  double cp_fwd_bytes = 0;     // ring-attention K/V exchange
+  double cp_fwd_bytes = 0;  // ring-attention K/V exchange
   double cp_bwd_bytes = 0;
   // MoE layers with TP > 1: the shared expert's SP all-gather and reduce-scatter (it is a TP-sharded MLP on the
   // sequence-parallel tokens), forward total and backward total.
@@ -113,7 +113,6 @@ BlockCost mtp_extra_cost(const model::ModelSpec& spec, const layout::Layout& lay
 // The comm/ dispatcher a layout names: a lookup of the layout's dispatcher name in comm/'s registry (ConfigError
 // if comm/ has none by that name). A reference_wrapper so that callers may hold it by value.
 std::reference_wrapper<const comm::ExpertDispatcher> to_comm(layout::Dispatcher d);
-
 
 // Expected number of distinct EP ranks a token's top_k experts live on, under uniform routing:
 // ep * (1 - C(E - E/ep, k) / C(E, k)) (moe-modeling.md §4.2, ep_volume.py).

@@ -11,7 +11,8 @@ OpId LayerEmitter::tp_cp_fwd(const LayerRun& r, bool before_attention) {
   const auto& c = *r.cost;
   if (before_attention && c.cp_fwd_bytes > 0) {
     const auto g = ctx_.placement_of(layout::Dim::cp);
-    auto s = ctx_.gather_scatter(Stream::tp_comm, "cp", "cp_kv_exchange", g, c.cp_fwd_bytes, comm::Collective::reduce_scatter);
+    auto s = ctx_.gather_scatter(Stream::tp_comm, "cp", "cp_kv_exchange", g, c.cp_fwd_bytes,
+                                 comm::Collective::reduce_scatter);
     return out_.comm(r.rank, s, {r.chain->last}, r.layer, r.mb, Phase::fwd);
   }
   if (!before_attention && c.tp_fwd_bytes > 0 && !ctx_.in.layout.tp_comm_overlap)
@@ -46,19 +47,21 @@ double LayerEmitter::tp_serial(const LayerRun& r, const char* name, double bytes
 OpId LayerEmitter::tp_overlapped(const LayerRun& r, double bytes, Phase phase) {
   if (bytes <= 0) return -1;
   const char* name = phase == Phase::fwd ? "tp_sp_collectives_overlapped" : "tp_sp_collectives_bwd_overlapped";
-  return out_.comm(r.rank, ctx_.gather_scatter(Stream::tp_comm, "tp", name, ctx_.placement_of(layout::Dim::tp), bytes,
-                                               comm::Collective::reduce_scatter),
+  return out_.comm(r.rank,
+                   ctx_.gather_scatter(Stream::tp_comm, "tp", name, ctx_.placement_of(layout::Dim::tp), bytes,
+                                       comm::Collective::reduce_scatter),
                    {r.chain->last}, r.layer, r.mb, phase);
 }
 // A serial collective on the TP stream over `dim`'s group after `chain` (the expert-TP gather and scatter; the
 // shared expert's SP collectives, which Megatron's SharedExpertMLP issues around its own GEMMs; a recompute's
 // TP and CP traffic). Counted as cp traffic over the CP group, else as tp.
-void LayerEmitter::tp_stream_collective(const LayerRun& r, Chain& chain, layout::Dim dim, const char* name, double bytes,
-                                        comm::Collective op, Phase phase) {
+void LayerEmitter::tp_stream_collective(const LayerRun& r, Chain& chain, layout::Dim dim, const char* name,
+                                        double bytes, comm::Collective op, Phase phase) {
   if (bytes <= 0) return;
   const char* category = dim == layout::Dim::cp ? "cp" : "tp";
-  chain.last = out_.comm(r.rank, ctx_.gather_scatter(Stream::tp_comm, category, name, ctx_.placement_of(dim), bytes, op),
-                         {chain.last}, r.layer, r.mb, phase);
+  chain.last =
+      out_.comm(r.rank, ctx_.gather_scatter(Stream::tp_comm, category, name, ctx_.placement_of(dim), bytes, op),
+                {chain.last}, r.layer, r.mb, phase);
 }
 void LayerEmitter::etp_gather(const LayerRun& r, const char* name, Phase phase) {
   tp_stream_collective(r, *r.chain, layout::Dim::etp, name, r.cost->etp_bytes, comm::Collective::all_gather, phase);
@@ -70,7 +73,9 @@ void LayerEmitter::etp_scatter(const LayerRun& r, const char* name, Phase phase)
 void LayerEmitter::join_tp(const LayerRun& r, OpId pending) {
   if (pending >= 0) r.chain->last = join(r, pending);
 }
-OpId LayerEmitter::join(const LayerRun& r, OpId other) { return out_.join(r.rank, r.layer, r.mb, r.chain->last, other); }
+OpId LayerEmitter::join(const LayerRun& r, OpId other) {
+  return out_.join(r.rank, r.layer, r.mb, r.chain->last, other);
+}
 
 // ---- forward --------------------------------------------------------------------------------------------------
 
@@ -79,7 +84,8 @@ void LayerEmitter::fwd_pre_dispatch(const LayerRun& r) {
   // Overlapped TP: the serial first chunk before the CP exchange (they share the TP stream, and the attention
   // waits for the chunk, not for the exchange), the rest after it.
   const double tp_rest = ctx_.in.layout.tp_comm_overlap && c.tp_fwd_bytes > 0
-                             ? tp_serial(r, "tp_sp_collectives", tp_fwd_block_bytes(r), Phase::fwd) : 0;
+                             ? tp_serial(r, "tp_sp_collectives", tp_fwd_block_bytes(r), Phase::fwd)
+                             : 0;
   const OpId cp = tp_cp_fwd(r, true);
   OpId tp = tp_overlapped(r, tp_rest, Phase::fwd);
   out_.compute(r.rank, c.attention.fwd, "attention_fwd", *r.chain, r.layer, r.mb, Phase::fwd, kScopeAttn);
@@ -149,8 +155,8 @@ void LayerEmitter::bwd_recompute(const LayerRun& r) {
   out_.compute(r.rank, c.recompute_experts, "recompute_experts", *r.chain, r.layer, r.mb, Phase::recompute);
   if (c.recompute_redoes_experts) etp_scatter(r, "etp_scatter_recompute", Phase::recompute);
   if (c.recompute_redoes_ep)
-    r.chain->last = out_.comm(r.rank, ep_comm("ep_combine_recompute", ctx_.ep.combine), {r.chain->last}, r.layer,
-                              r.mb, Phase::recompute);
+    r.chain->last = out_.comm(r.rank, ep_comm("ep_combine_recompute", ctx_.ep.combine), {r.chain->last}, r.layer, r.mb,
+                              Phase::recompute);
 }
 // MoE backward of the combine: unpermute grad, then the combine-gradient all-to-all (dispatch-shaped, BF16).
 OpId LayerEmitter::bwd_combine(const LayerRun& r) {
@@ -164,12 +170,13 @@ void LayerEmitter::bwd_mlp(const LayerRun& r, BackwardHandoff& h) {
   // Issued here, not in bwd_combine: in the combined 1F1B order (forward_backward_pair) a forward layer's blocks
   // come between the two, and its TP chunk would queue behind this layer's collectives on the TP stream.
   const OpId tp = !r.moe && c.tp_bwd_bytes > 0
-                      ? tp_collectives(r, "tp_sp_collectives_bwd", c.tp_bwd_bytes / 2, Phase::bwd_dgrad) : -1;
+                      ? tp_collectives(r, "tp_sp_collectives_bwd", c.tp_bwd_bytes / 2, Phase::bwd_dgrad)
+                      : -1;
   // MoE with ETP: the gradient of the forward's reduce-scatter is an all-gather, and of its gather a
   // reduce-scatter, around the experts' dgrad.
   if (r.moe) etp_gather(r, "etp_gather_bwd", Phase::bwd_dgrad);
-  out_.compute(r.rank, c.experts.dgrad, r.moe ? "experts_dgrad" : "mlp_dgrad", *r.chain, r.layer, r.mb, Phase::bwd_dgrad,
-               r.moe ? 0 : kScopeMlp);
+  out_.compute(r.rank, c.experts.dgrad, r.moe ? "experts_dgrad" : "mlp_dgrad", *r.chain, r.layer, r.mb,
+               Phase::bwd_dgrad, r.moe ? 0 : kScopeMlp);
   if (r.moe) {
     h.experts_dgrad = r.chain->last;  // bwd_dispatch's wgrad and shared-expert work wait for this, not the scatter
     etp_scatter(r, "etp_scatter_bwd", Phase::bwd_dgrad);
@@ -202,8 +209,8 @@ void LayerEmitter::bwd_attention(const LayerRun& r, BackwardHandoff& h) {
                Phase::bwd_dgrad, pre_mlp_scope(r.moe), extra);
   out_.compute(r.rank, c.pre_dispatch.wgrad, "router_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad,
                pre_mlp_scope(r.moe));
-  const OpId tp = c.tp_bwd_bytes > 0 ? tp_collectives(r, "tp_sp_collectives_bwd", r.moe ? c.tp_bwd_bytes : c.tp_bwd_bytes / 2,
-                                                      Phase::bwd_dgrad)
+  const OpId tp = c.tp_bwd_bytes > 0 ? tp_collectives(r, "tp_sp_collectives_bwd",
+                                                      r.moe ? c.tp_bwd_bytes : c.tp_bwd_bytes / 2, Phase::bwd_dgrad)
                                      : -1;
   out_.compute(r.rank, c.attention.dgrad, "attention_dgrad", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, kScopeAttn);
   tp_stream_collective(r, *r.chain, layout::Dim::cp, "cp_kv_exchange_bwd", c.cp_bwd_bytes,

@@ -6,7 +6,7 @@
 namespace moesim::workload {
 
 using opgraph::Collective, opgraph::CollectiveId, opgraph::Flow, opgraph::LabelId, opgraph::LinkId, opgraph::Op;
-using opgraph::OpGraph, opgraph::OpId, opgraph::OpKind, opgraph::Phase, opgraph::RankId, opgraph::RankInfo;
 using opgraph::NetworkModel, opgraph::Stream, opgraph::kNoCollective, opgraph::kStreamCount, opgraph::kGpuStreamCount;
+using opgraph::OpGraph, opgraph::OpId, opgraph::OpKind, opgraph::Phase, opgraph::RankId, opgraph::RankInfo;
 
 }  // namespace moesim::workload

@@ -8,9 +8,9 @@
 namespace moesim::workload {
 
 // The schedules, one file each; adding one is its file and one line in each list below.
-const PipelineSchedule& one_f_one_b_schedule();          // schedule_1f1b.cpp
-const PipelineSchedule& interleaved_1f1b_schedule();     // schedule_interleaved_1f1b.cpp
-const PipelineSchedule& combined_1f1b_schedule();        // schedule_combined_1f1b.cpp
+const PipelineSchedule& one_f_one_b_schedule();       // schedule_1f1b.cpp
+const PipelineSchedule& interleaved_1f1b_schedule();  // schedule_interleaved_1f1b.cpp
+const PipelineSchedule& combined_1f1b_schedule();     // schedule_combined_1f1b.cpp
 
 namespace {
 const std::vector<const PipelineSchedule*>& registry() {
@@ -45,8 +45,8 @@ std::vector<std::string> schedule_names() {
 const PipelineSchedule& schedule_named(std::string_view name) {
   for (const auto* s : registry())
     if (s->name() == name) return *s;
-  throw InternalError("unknown pipeline schedule \"" + std::string(name) + "\"" +
-                      did_you_mean(name, schedule_names()) + "; known: " + join_names(schedule_names()));
+  throw InternalError("unknown pipeline schedule \"" + std::string(name) + "\"" + did_you_mean(name, schedule_names()) +
+                      "; known: " + join_names(schedule_names()));
 }
 
 std::string_view schedule_name_for(const layout::Layout& layout, int vpp) {
@@ -76,8 +76,10 @@ std::string to_string(const std::vector<ScheduleUnit>& units) {
   std::string s;
   for (const auto& u : units) {
     if (!s.empty()) s += ' ';
-    s += (u.kind == UnitKind::F ? 'F' : u.kind == UnitKind::B ? 'B' : 'W') + std::to_string(u.chunk) + "." +
-         std::to_string(u.microbatch);
+    s += (u.kind == UnitKind::F   ? 'F'
+          : u.kind == UnitKind::B ? 'B'
+                                  : 'W') +
+         std::to_string(u.chunk) + "." + std::to_string(u.microbatch);
   }
   return s;
 }

@@ -20,7 +20,8 @@ std::vector<OpId> ScheduleWalker::walk_rank(int rank, DataParallelStrategy& dp, 
   const bool merges = schedule_.merges_forward_backward_pairs() && ctx_.in.model.is_moe();
   std::size_t i = 0;
   while (i < units.size()) {
-    const bool pair = merges && i + 1 < units.size() && units[i].kind == UnitKind::F && units[i + 1].kind == UnitKind::B;
+    const bool pair =
+        merges && i + 1 < units.size() && units[i].kind == UnitKind::F && units[i + 1].kind == UnitKind::B;
     if (pair) {
       UnitPlan f{units[i], {}, {}}, b{units[i + 1], {}, {}};
       start_unit(rank, f, dp, inputs);
@@ -29,9 +30,12 @@ std::vector<OpId> ScheduleWalker::walk_rank(int rank, DataParallelStrategy& dp, 
       for (std::size_t k = 0; k < n; ++k) {
         if (k < f.layers.size()) dp.before_layer(f.layers, k, true, f.chain);
         if (k < b.layers.size()) dp.before_layer(b.layers, k, false, b.chain);
-        if (k < f.layers.size() && k < b.layers.size()) layers_.forward_backward_pair(f.layers[k], b.layers[k]);
-        else if (k < f.layers.size()) layers_.forward(f.layers[k]);
-        else layers_.backward(b.layers[k]);
+        if (k < f.layers.size() && k < b.layers.size())
+          layers_.forward_backward_pair(f.layers[k], b.layers[k]);
+        else if (k < f.layers.size())
+          layers_.forward(f.layers[k]);
+        else
+          layers_.backward(b.layers[k]);
         if (k < f.layers.size()) dp.after_layer(f.layers, k, true, f.chain);
         if (k < b.layers.size()) dp.after_layer(b.layers, k, false, b.chain);
       }
@@ -91,7 +95,8 @@ void ScheduleWalker::start_unit(int rank, UnitPlan& u, DataParallelStrategy& dp,
   for (auto it = ch.mtp_layers.rbegin(); it != ch.mtp_layers.rend(); ++it)
     u.layers.push_back(layer_run(rank, layers + *it, mb, u.chain));
   if (head) dp.release(kHeadUnit, true, u.chain.last, mb);
-  for (auto it = ch.layers.rbegin(); it != ch.layers.rend(); ++it) u.layers.push_back(layer_run(rank, *it, mb, u.chain));
+  for (auto it = ch.layers.rbegin(); it != ch.layers.rend(); ++it)
+    u.layers.push_back(layer_run(rank, *it, mb, u.chain));
 }
 
 void ScheduleWalker::finish_unit(int rank, UnitPlan& u, DataParallelStrategy& dp, StageInputs& inputs,
@@ -131,8 +136,9 @@ bool ScheduleWalker::pp_crosses() const {
 }
 OpId ScheduleWalker::pp_send(int rank, int mb, Phase phase, OpId after) {
   const comm::GroupShape pair{2, pp_crosses() ? 1 : 2};
-  const CommSpec s{Stream::pp_comm, "pp", phase == Phase::fwd ? "pp_send_activation" : "pp_send_gradient",
-                   ctx_.comm_model.collective({comm::Collective::send_recv, comm::Algorithm::direct, pair, pp_bytes()})};
+  const CommSpec s{
+      Stream::pp_comm, "pp", phase == Phase::fwd ? "pp_send_activation" : "pp_send_gradient",
+      ctx_.comm_model.collective({comm::Collective::send_recv, comm::Algorithm::direct, pair, pp_bytes()})};
   return out_.comm(rank, s, {after}, -1, mb, phase);
 }
 

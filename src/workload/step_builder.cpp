@@ -34,7 +34,8 @@ void emit_optimizer(const StepContext& ctx, OpWriter& out, int rank, std::vector
   // Adam on the local shard: read and write master weights, two moments, the gradient, write the weight.
   const auto& b = ctx.memory_estimate.ranks.at(rank);
   const double moment_b = l.optimizer_moment_dtype == layout::Dtype::bf16 ? 2.0 : 4.0;
-  const double shard = b.dense_params / (sharded ? ctx.dense_dp.size : 1) + b.expert_params / (sharded ? ctx.expert_dp.size : 1);
+  const double shard =
+      b.dense_params / (sharded ? ctx.dense_dp.size : 1) + b.expert_params / (sharded ? ctx.expert_dp.size : 1);
   const double bytes = shard * (2 * (4 + 2 * moment_b) + grad_b + param_gather_bytes(l));
   Chain opt;
   kernels::MemoryBound k{bytes, "adam"};
@@ -47,7 +48,7 @@ void emit_optimizer(const StepContext& ctx, OpWriter& out, int rank, std::vector
 kernels::DeviceRates device_rates(const topology::GpuSpec& gpu) {
   kernels::DeviceRates d;
   d.name = gpu.name;
-  d.arch = gpu.arch == "hopper" ? kernels::Arch::hopper
+  d.arch = gpu.arch == "hopper"            ? kernels::Arch::hopper
            : gpu.arch == "blackwell-ultra" ? kernels::Arch::blackwell_ultra
                                            : kernels::Arch::blackwell;
   d.sms = gpu.sm_count;
@@ -76,8 +77,8 @@ StepWorkload build_step(const StepInputs& inputs) {
     w.graph.add_rank(std::move(info));
   }
   const auto& fabric = ctx.comm_model.fabric();
-  const auto binding = make_network_binding(kDefaultNetworkBinding,
-                                            {inputs.system, fabric.scale_up.bandwidth_Bps, fabric.scale_out.bandwidth_Bps});
+  const auto binding = make_network_binding(
+      kDefaultNetworkBinding, {inputs.system, fabric.scale_up.bandwidth_Bps, fabric.scale_out.bandwidth_Bps});
   w.network = binding->network(rank_names);
 
   OpWriter out(w.graph, ctx.host, *binding, inputs.params);

@@ -15,8 +15,11 @@ EpDemands ep_demands(const CommCostModel& comm, layout::Dispatcher dispatcher, c
 }  // namespace
 
 StepContext::StepContext(const StepInputs& inputs)
-    : in(inputs), device(device_rates(inputs.system.gpu)), host(inputs.system, inputs.layout, inputs.params),
-      cost_context{inputs.kernels, device, host.eager()}, rank_map(inputs.layout),
+    : in(inputs),
+      device(device_rates(inputs.system.gpu)),
+      host(inputs.system, inputs.layout, inputs.params),
+      cost_context{inputs.kernels, device, host.eager()},
+      rank_map(inputs.layout),
       comm_model(device.arch, inputs.system.gpu.nvlink_Bps_per_direction,
                  inputs.system.scale_out.nic.Bps_per_direction * inputs.system.scale_out.nics_per_gpu,
                  // assumption: a scale-up domain of more than 8 GPUs is a multi-node NVLink rack (NVL72)
@@ -35,10 +38,12 @@ StepContext::StepContext(const StepInputs& inputs)
   // One cost per distinct (MLP kind, attention window) among the layers; MTP layers use full attention.
   for (std::int64_t i = 0; i < m.num_layers; ++i) {
     const auto key = std::make_pair(m.is_moe_layer(static_cast<int>(i)), m.window_of_layer(i));
-    if (!costs_by_kind.count(key)) costs_by_kind[key] = layer_costs(m, key.first, l, cost_context, ep_shape, key.second);
+    if (!costs_by_kind.count(key))
+      costs_by_kind[key] = layer_costs(m, key.first, l, cost_context, ep_shape, key.second);
   }
   const auto mtp_key = std::make_pair(m.mtp_layer_is_moe(), std::int64_t{0});
-  if (!costs_by_kind.count(mtp_key)) costs_by_kind[mtp_key] = layer_costs(m, mtp_key.first, l, cost_context, ep_shape, 0);
+  if (!costs_by_kind.count(mtp_key))
+    costs_by_kind[mtp_key] = layer_costs(m, mtp_key.first, l, cost_context, ep_shape, 0);
   // The EP exchange is the same for every MoE layer: cost its four directions once.
   for (const auto& [key, c] : costs_by_kind)
     if (key.first) ep = ep_demands(comm_model, l.dispatcher, c.ep_problem);

@@ -54,10 +54,10 @@ struct StepContext {
   std::map<layout::Dim, GroupPlacement> placements;  // every dimension's, computed once (costly at 8,192 GPUs)
   GroupPlacement dense_dp, expert_dp;  // the data-parallel groups of the dense side (DP x CP) and of the experts
   std::map<std::pair<bool, std::int64_t>, LayerCosts> costs_by_kind;  // by (MoE layer, attention window)
-  EpDemands ep;                                                      // the same for every MoE layer
+  EpDemands ep;                                                       // the same for every MoE layer
   BlockCost embedding, output, mtp_extra;
   memory::MemoryEstimate memory_estimate;  // parameters per GPU per pipeline rank (only the counts are used)
-  memory::UnitParams fsdp_units;  // FSDP unit sizes per GPU before sharding (empty without FSDP)
+  memory::UnitParams fsdp_units;           // FSDP unit sizes per GPU before sharding (empty without FSDP)
 
   GroupPlacement placement_of(layout::Dim d) const { return placements.at(d); }
   comm::GroupShape shape_of(const GroupPlacement& g) const { return group_shape(g.size, g.domains); }

@@ -33,8 +33,9 @@ const std::vector<Entry>& table() {
 const Entry& find(const std::string& name) {
   for (const auto& e : table())
     if (name == e.name) return e;
-  throw ConfigError({{"<flags>", "--param", "unknown step parameter \"" + name + "\"" + did_you_mean(name, step_param_names()) +
-                                                "; known: " + join_names(step_param_names())}});
+  throw ConfigError({{"<flags>", "--param",
+                      "unknown step parameter \"" + name + "\"" + did_you_mean(name, step_param_names()) +
+                          "; known: " + join_names(step_param_names())}});
 }
 }  // namespace
 
@@ -49,10 +50,13 @@ void set_step_param(StepParams& p, const std::string& name, double value) {
   // Scales divide rates, times are durations: a scale must be positive, a time may not be negative.
   const bool scale = name.find("_scale") != std::string::npos || name.find("_factor") != std::string::npos;
   if (!std::isfinite(value) || !(scale ? value > 0 : value >= 0))
-    throw ConfigError({{"<flags>", "--param", "step parameter \"" + name + "\" must be a finite number " +
-                                                  (scale ? "> 0" : ">= 0") + ", got " + std::to_string(value)}});
-  if (const auto* d = std::get_if<double StepParams::*>(&e.field)) p.*(*d) = value;
-  else p.*(std::get<int StepParams::*>(e.field)) = static_cast<int>(value);
+    throw ConfigError({{"<flags>", "--param",
+                        "step parameter \"" + name + "\" must be a finite number " + (scale ? "> 0" : ">= 0") +
+                            ", got " + std::to_string(value)}});
+  if (const auto* d = std::get_if<double StepParams::*>(&e.field))
+    p.*(*d) = value;
+  else
+    p.*(std::get<int StepParams::*>(e.field)) = static_cast<int>(value);
 }
 
 double get_step_param(const StepParams& p, const std::string& name) {

@@ -41,8 +41,8 @@ TEST_CASE("describe options: --mtp, --seq, --tp, --flops-convention") {
   CHECK(j["flops_per_token"].get<double>() / 1e9 == doctest::Approx(250.4).epsilon(1e-3));
   const auto bad = describe({"--model", "deepseek-v3", "--flops-convention", "megatorn"});
   CHECK(bad.code == 1);
-  CHECK(bad.err.find("unknown convention \"megatorn\"; expected one of megatron, torchtitan, maxtext (did you mean \"megatron\"?)") !=
-        std::string::npos);
+  CHECK(bad.err.find("unknown convention \"megatorn\"; expected one of megatron, torchtitan, maxtext (did you mean "
+                     "\"megatron\"?)") != std::string::npos);
 }
 
 TEST_CASE("describe: human table") {
@@ -65,8 +65,10 @@ TEST_CASE("describe a Hugging Face config.json") {
 TEST_CASE("describe: unknown model name is a bad config (exit 2) listing the known names with a did-you-mean") {
   const auto r = describe({"--model", "deepseek-v4"});
   CHECK(r.code == 2);
-  CHECK(r.err.find("<flags>:--model: unknown model \"deepseek-v4\" (did you mean \"deepseek-v3\"?); known models: deepseek-v3, "
-                   "deepseek-v3-mlperf, deepseek-v3-no-mtp, gpt-oss-120b") != std::string::npos);
+  CHECK(
+      r.err.find(
+          "<flags>:--model: unknown model \"deepseek-v4\" (did you mean \"deepseek-v3\"?); known models: deepseek-v3, "
+          "deepseek-v3-mlperf, deepseek-v3-no-mtp, gpt-oss-120b") != std::string::npos);
   CHECK(r.out.empty());
 }
 
@@ -86,7 +88,7 @@ TEST_CASE("describe: malformed and invalid model files (exit 2, file and JSON po
 TEST_CASE("list models shows names with their aliases") {
   const auto r = run_cli({"--data-dir", kData, "list", "models"});
   REQUIRE(r.code == 0);
-  CHECK(r.out.find("deepseek-v3  (aliases: DeepSeek-V3, DeepSeek-V3 671B, DeepSeek-V3 671B (MTP), DeepSeek-V3 671B (with MTP))\n") !=
-        std::string::npos);
+  CHECK(r.out.find("deepseek-v3  (aliases: DeepSeek-V3, DeepSeek-V3 671B, DeepSeek-V3 671B (MTP), DeepSeek-V3 671B "
+                   "(with MTP))\n") != std::string::npos);
   CHECK(r.out.find("llama3.1-405b  (aliases: ") != std::string::npos);
 }

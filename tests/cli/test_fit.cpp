@@ -2,9 +2,9 @@
 // (see tests/kernels/test_fit_synthetic.hpp) and written to a temporary folder, never into kernels-sim/data/.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "../kernels/test_fit_synthetic.hpp"
 #include "cli_runner.hpp"
@@ -55,7 +55,8 @@ TEST_CASE("moesim fit: negative coefficients and malformed records exit 2 with t
   CHECK(r.code == 2);
   CHECK(r.err.find("rmsnorm/bf16: coefficient of bytes_at_hbm_bw") != std::string::npos);
   CHECK_FALSE(fs::exists(dir / "f.json"));
-  auto bad = run_cli({"fit", "--data", MOESIM_FIXTURES_DIR "/kernels/bad_records.jsonl", "--out", (dir / "g.json").string()});
+  auto bad =
+      run_cli({"fit", "--data", MOESIM_FIXTURES_DIR "/kernels/bad_records.jsonl", "--out", (dir / "g.json").string()});
   CHECK(bad.code == 2);
   CHECK(bad.err.find("bad_records.jsonl:2: not valid JSON") != std::string::npos);
   auto missing = run_cli({"fit", "--data", (dir / "nope").string(), "--out", (dir / "h.json").string()});

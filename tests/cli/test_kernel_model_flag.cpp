@@ -2,10 +2,10 @@
 // tests/fixtures/kernels/fits/ (hand-written coefficients, no measurement); nothing is written into kernels-sim/.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -21,9 +21,27 @@ const std::string wrong_gpu = std::string(MOESIM_FIXTURES_DIR) + "/kernels/fits/
 
 // A small case on the catalog's DGX H200 (GPU h200-sxm), the GPU the synthetic fit is for.
 std::vector<std::string> h200_run(const std::string& kernel_model, bool json = false) {
-  std::vector<std::string> a = {"run",  "--model", "mixtral-8x7b", "--system", "dgx-h200", "--gpus", "16", "--tp", "1",
-                                "--pp", "2",       "--ep",         "8",        "--mbs",    "1",      "--gbs", "64",
-                                "--seq", "4096",   "--kernel-model", kernel_model};
+  std::vector<std::string> a = {"run",
+                                "--model",
+                                "mixtral-8x7b",
+                                "--system",
+                                "dgx-h200",
+                                "--gpus",
+                                "16",
+                                "--tp",
+                                "1",
+                                "--pp",
+                                "2",
+                                "--ep",
+                                "8",
+                                "--mbs",
+                                "1",
+                                "--gbs",
+                                "64",
+                                "--seq",
+                                "4096",
+                                "--kernel-model",
+                                kernel_model};
   if (json) a.push_back("--json");
   return a;
 }
@@ -49,7 +67,8 @@ TEST_CASE("run --kernel-model roofline says roofline, a fit file says fit, and t
   REQUIRE(fitted.code == 0);
   CHECK(contains(fitted.out, "  kernel costs: fit " + fixture +
                                  " (gemm, grouped_gemm, attention_fwd, rmsnorm, swiglu) + roofline fallback\n"));
-  CHECK(contains(fitted.out, "  kernel model: fit: requested file " + fixture + " (made on NVIDIA H200) for GPU h200-sxm\n"));
+  CHECK(contains(fitted.out,
+                 "  kernel model: fit: requested file " + fixture + " (made on NVIDIA H200) for GPU h200-sxm\n"));
 
   const auto jr = nlohmann::json::parse(run_cli(h200_run("roofline", true)).out);
   const auto jf = nlohmann::json::parse(run_cli(h200_run(fixture, true)).out);
@@ -76,8 +95,9 @@ TEST_CASE("run --kernel-model auto uses <data dir>/kernels-sim/fits/<gpu>.json w
   fs::rename(data / "kernels-sim" / "fits" / "h200-sxm.json", data / "kernels-sim" / "fits" / "h200.json");
   const auto none = run_cli(args);
   REQUIRE(none.code == 0);
-  CHECK(contains(none.out, "  kernel model: roofline: auto found no fit file kernels-sim/fits/h200-sxm.json for GPU "
-                           "h200-sxm (not used: h200.json; fits are looked up by the catalog GPU name)\n"));
+  CHECK(contains(none.out,
+                 "  kernel model: roofline: auto found no fit file kernels-sim/fits/h200-sxm.json for GPU "
+                 "h200-sxm (not used: h200.json; fits are looked up by the catalog GPU name)\n"));
   fs::remove_all(data);
 }
 
@@ -92,7 +112,8 @@ TEST_CASE("a fit made on another GPU, or a missing file, is a bad config (exit 2
   CHECK(contains(default_case.err, "cannot price GPU \"gb300\" (no peaks row)"));
   const auto missing = run_cli(h200_run("rooflne"));
   CHECK(missing.code == 2);
-  CHECK(contains(missing.err, "rooflne: no such fit file; --kernel-model takes auto, roofline or the path of a fit file"));
+  CHECK(contains(missing.err,
+                 "rooflne: no such fit file; --kernel-model takes auto, roofline or the path of a fit file"));
   CHECK(contains(missing.err, "(did you mean \"roofline\"?)"));
 }
 
@@ -114,7 +135,8 @@ TEST_CASE("validate --kernel-model says which kernel costs priced the rows, in t
   const auto j = nlohmann::json::parse(fitted.out);
   CHECK(j["kernel_model"] == "fit: requested file " + fixture +
                                  " (made on NVIDIA H200) for GPUs matching H200; roofline for every other GPU");
-  const auto jr = nlohmann::json::parse(run_cli({"validate", "--csv", csv.string(), "--kernel-model", "roofline", "--json"}).out);
+  const auto jr =
+      nlohmann::json::parse(run_cli({"validate", "--csv", csv.string(), "--kernel-model", "roofline", "--json"}).out);
   REQUIRE(j["rows"].size() == 1);
   REQUIRE(j["rows"][0].contains("predicted"));
   CHECK(j["rows"][0]["predicted"].get<double>() != jr["rows"][0]["predicted"].get<double>());

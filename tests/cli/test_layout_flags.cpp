@@ -35,12 +35,31 @@ std::vector<std::string> flag_problems(const Diagnostics& d) {
 
 TEST_CASE("short and Megatron-LM flag names fill the same keys") {
   Diagnostics diags;
-  const Json j = moesim::cli::layout_json(
-      parse({"--gpus", "1024", "--tensor-model-parallel-size", "2", "--pp", "8", "--expert-model-parallel-size",
-             "64", "--gbs", "8192", "--seq-length", "4096", "--precision", "FP8", "--dispatcher", "DeepEP",
-             "--recompute", "selective: mlp", "--cuda-graph", "partial", "--a2a-overlap", "--mtp-num-layers", "1",
-             "--grad-reduce-in-bf16"}),
-      diags);
+  const Json j = moesim::cli::layout_json(parse({"--gpus",
+                                                 "1024",
+                                                 "--tensor-model-parallel-size",
+                                                 "2",
+                                                 "--pp",
+                                                 "8",
+                                                 "--expert-model-parallel-size",
+                                                 "64",
+                                                 "--gbs",
+                                                 "8192",
+                                                 "--seq-length",
+                                                 "4096",
+                                                 "--precision",
+                                                 "FP8",
+                                                 "--dispatcher",
+                                                 "DeepEP",
+                                                 "--recompute",
+                                                 "selective: mlp",
+                                                 "--cuda-graph",
+                                                 "partial",
+                                                 "--a2a-overlap",
+                                                 "--mtp-num-layers",
+                                                 "1",
+                                                 "--grad-reduce-in-bf16"}),
+                                          diags);
   REQUIRE(diags.empty());
   CHECK(j == Json::parse(R"({"gpus": 1024, "tp": 2, "pp": 8, "ep": 64, "gbs": 8192, "seq": 4096,
       "precision": "fp8-tensorwise", "dispatcher": "deepep", "recompute": "selective: mlp", "cuda_graph": "partial",
@@ -65,8 +84,8 @@ TEST_CASE("boolean flags take an optional value; Megatron recompute flags") {
 TEST_CASE("flags overlay the file or the caller's base; --set comes last") {
   Diagnostics diags;
   const Json base = moesim::layout::default_case_json();
-  Json j = moesim::cli::layout_json(parse({"--gpus", "512", "--set", "gbs=8192", "--set", "precision=bf16"}), diags,
-                                    base);
+  Json j =
+      moesim::cli::layout_json(parse({"--gpus", "512", "--set", "gbs=8192", "--set", "precision=bf16"}), diags, base);
   REQUIRE(diags.empty());
   auto c = moesim::layout::read_case(j, "<flags>", diags);
   REQUIRE(diags.empty());
@@ -93,10 +112,10 @@ TEST_CASE("flags overlay the file or the caller's base; --set comes last") {
 
 TEST_CASE("flag errors are reported under <flags> with the flag name, all at once") {
   Diagnostics diags;
-  moesim::cli::layout_json(parse({"--tp", "0", "--pp", "two", "--precision", "mxpf8", "--pp-layout", "Et*4|(t",
-                                  "--cuda-graph", "ful", "--mtp", "-1", "--recompute-modules", "moe_ac",
-                                  "--a2a-overlap=maybe"}),
-                           diags);
+  moesim::cli::layout_json(
+      parse({"--tp", "0", "--pp", "two", "--precision", "mxpf8", "--pp-layout", "Et*4|(t", "--cuda-graph", "ful",
+             "--mtp", "-1", "--recompute-modules", "moe_ac", "--a2a-overlap=maybe"}),
+      diags);
   CHECK(flag_problems(diags) ==
         std::vector<std::string>{
             "<flags> --tp: expected a positive integer, got \"0\"",

@@ -12,8 +12,9 @@ const std::string kData = MOESIM_SOURCE_DIR;
 const std::string kCase = std::string(MOESIM_FIXTURES_DIR) + "/predict/";
 
 CliResult memory(std::vector<std::string> args) {
-  std::vector<std::string> all{"--data-dir", kData, "memory", "--model", kCase + "small_moe.json", "--system", "dgx-h100",
-                               "--layout", kCase + "h100x8.json"};
+  std::vector<std::string> all{
+      "--data-dir",         kData, "memory", "--model", kCase + "small_moe.json", "--system", "dgx-h100", "--layout",
+      kCase + "h100x8.json"};
   all.insert(all.end(), args.begin(), args.end());
   return run_cli(all);
 }
@@ -38,7 +39,8 @@ TEST_CASE("memory --json: max_GiB is the fullest rank's total") {
   CHECK(j["max_GiB"].get<double>() < j["usable_GiB"].get<double>());
   CHECK(j["usable_GiB"].get<double>() == doctest::Approx(80e9 / (1024.0 * 1024 * 1024)).epsilon(1e-12));  // H100: 80 GB
   // Weights in BF16 plus FP32 gradients (Megatron's main_grad): gradients are twice the weights.
-  CHECK(j["ranks"][0]["gradients_GiB"].get<double>() == doctest::Approx(2 * j["ranks"][0]["weights_GiB"].get<double>()).epsilon(1e-12));
+  CHECK(j["ranks"][0]["gradients_GiB"].get<double>() ==
+        doctest::Approx(2 * j["ranks"][0]["weights_GiB"].get<double>()).epsilon(1e-12));
 }
 
 TEST_CASE("memory: the table, and exit 3 when the layout does not fit") {

@@ -12,10 +12,10 @@ const std::string kData = MOESIM_SOURCE_DIR;
 
 // DeepSeek-V3 (61 layers, one MTP layer) on 512 GB200 with TP2 PP4 VPP4 EP32: 61 layers over 16 virtual stages.
 CliResult memory_dsv3(std::vector<std::string> extra) {
-  std::vector<std::string> all{"--data-dir", kData,    "memory", "--json",      "--model", "deepseek-v3", "--system",
-                               "gb200-nvl72", "--gpus", "512",   "--tp",        "2",       "--pp",        "4",
-                               "--vpp",      "4",      "--ep",   "32",          "--gbs",   "4096",        "--seq",
-                               "4096",       "--precision",      "mxfp8"};
+  std::vector<std::string> all{"--data-dir", kData,         "memory", "--json", "--model",     "deepseek-v3",
+                               "--system",   "gb200-nvl72", "--gpus", "512",    "--tp",        "2",
+                               "--pp",       "4",           "--vpp",  "4",      "--ep",        "32",
+                               "--gbs",      "4096",        "--seq",  "4096",   "--precision", "mxfp8"};
   all.insert(all.end(), extra.begin(), extra.end());
   return run_cli(all);
 }
@@ -27,17 +27,20 @@ TEST_CASE("a PP/VPP split whose layers do not divide runs on the balanced layout
   const auto r = memory_dsv3({});
   REQUIRE(r.out.find("\"layout\"") != std::string::npos);
   const std::string balanced = "Et*4|(t*4|)*13t*5|mL";
-  CHECK(r.err == "note: 61 decoder layers do not split evenly over pp*vpp=16 virtual stages; using the balanced "
-                 "layout --pp-layout \"" + balanced + "\"\n");
+  CHECK(r.err ==
+        "note: 61 decoder layers do not split evenly over pp*vpp=16 virtual stages; using the balanced "
+        "layout --pp-layout \"" +
+            balanced + "\"\n");
   // Passing the printed string gives the same case, and no note.
   const auto again = memory_dsv3({"--pp-layout", balanced});
   CHECK(again.code == r.code);
   CHECK(again.out == r.out);
   CHECK(again.err.empty());
   // The run command says the same (and no longer refuses with "give a pp_layout").
-  const auto run = run_cli({"--data-dir", kData, "run", "--json", "--model", "deepseek-v3", "--system", "gb200-nvl72",
-                            "--gpus", "512", "--tp", "2", "--pp", "4", "--vpp", "4", "--ep", "32", "--gbs", "4096",
-                            "--seq", "4096", "--precision", "mxfp8"});
+  const auto run =
+      run_cli({"--data-dir", kData, "run",   "--json", "--model", "deepseek-v3", "--system",    "gb200-nvl72",
+               "--gpus",     "512", "--tp",  "2",      "--pp",    "4",           "--vpp",       "4",
+               "--ep",       "32",  "--gbs", "4096",   "--seq",   "4096",        "--precision", "mxfp8"});
   CHECK(run.code == 0);
   CHECK(run.err == r.err);
   CHECK(run.err.find("give a pp_layout") == std::string::npos);

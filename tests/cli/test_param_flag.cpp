@@ -8,8 +8,9 @@
 
 namespace {
 std::vector<std::string> small_case(std::vector<std::string> extra) {
-  std::vector<std::string> args{"run", "--json", "--model", "qwen3-30b-a3b", "--system", "dgx-h100", "--gpus", "16",
-                                "--ep", "16", "--gbs", "32", "--seq", "4096", "--precision", "bf16", "--recompute", "full"};
+  std::vector<std::string> args{
+      "run", "--json", "--model", "qwen3-30b-a3b", "--system", "dgx-h100",    "--gpus", "16",          "--ep",
+      "16",  "--gbs",  "32",      "--seq",         "4096",     "--precision", "bf16",   "--recompute", "full"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -46,13 +47,15 @@ TEST_CASE("--param: framework host costs slow an eager step and leave a full-gra
   CHECK(step_time(slow_te) > step_time(base) * 1.05);
   CHECK(step_time(slow_torch) > step_time(base) * 1.05);
   const auto graph = run_cli(small_case({"--cuda-graph", "full"}));
-  const auto graph_slow = run_cli(small_case({"--cuda-graph", "full", "--param", "te_module_host_us=2000", "--param", "torch_op_host_us=1000"}));
+  const auto graph_slow = run_cli(
+      small_case({"--cuda-graph", "full", "--param", "te_module_host_us=2000", "--param", "torch_op_host_us=1000"}));
   REQUIRE(graph.code == 0);
   REQUIRE(graph_slow.code == 0);
   CHECK(step_time(graph_slow) == step_time(graph));
 }
 
-TEST_CASE("--param sets a kernel constant: the step slows with slower memory-bound kernels and the report names the change") {
+TEST_CASE(
+    "--param sets a kernel constant: the step slows with slower memory-bound kernels and the report names the change") {
   const auto base = run_cli(small_case({}));
   const auto slow = run_cli(small_case({"--param", "elementwise_hbm_fraction_hopper=0.05"}));
   REQUIRE(base.code == 0);
@@ -79,8 +82,9 @@ TEST_CASE("validate --fit and memory --param check names and ranges before any w
   expect_error({"validate", "--fit", "elementwise_hbm_fraction_blackwel=0.2:1"}, 2,
                "--fit: unknown parameter \"elementwise_hbm_fraction_blackwel\" (did you mean "
                "\"elementwise_hbm_fraction_blackwell\"?)");
-  expect_error({"validate", "--fit", "elementwise_hbm_fraction_blackwell=0.2:1.5"}, 2,
-               "--fit: kernel parameter \"elementwise_hbm_fraction_blackwell\" must be a fraction in (0, 1], got 1.5\n");
+  expect_error(
+      {"validate", "--fit", "elementwise_hbm_fraction_blackwell=0.2:1.5"}, 2,
+      "--fit: kernel parameter \"elementwise_hbm_fraction_blackwell\" must be a fraction in (0, 1], got 1.5\n");
   expect_error({"memory", "--param", "bogus=1"}, 2, "unknown parameter \"bogus\"");
 }
 

@@ -23,7 +23,8 @@ CliResult run(std::vector<std::string> args) {
 
 // small-moe on 8 x DGX H100 (tests/fixtures/predict/), plus extra flags.
 CliResult run_small(std::vector<std::string> extra = {}) {
-  std::vector<std::string> args{"--model", kCase + "small_moe.json", "--system", "dgx-h100", "--layout", kCase + "h100x8.json"};
+  std::vector<std::string> args{"--model",  kCase + "small_moe.json", "--system", "dgx-h100",
+                                "--layout", kCase + "h100x8.json"};
   args.insert(args.end(), extra.begin(), extra.end());
   return run(args);
 }
@@ -33,7 +34,8 @@ TEST_CASE("run: the default case (DeepSeek-V3 on 256 GB300) prints the step tabl
   const auto r = run({});
   REQUIRE(r.code == 0);
   CHECK(r.err.empty());
-  CHECK(r.out.find("deepseek-v3 on 256 x gb300-nvl72, TP1 PP2 VPP8 EP32 DP128 MBS1 GBS4096 seq4096 mxfp8 (fp8 attention) hybridep") == 0);
+  CHECK(r.out.find("deepseek-v3 on 256 x gb300-nvl72, TP1 PP2 VPP8 EP32 DP128 MBS1 GBS4096 seq4096 mxfp8 (fp8 "
+                   "attention) hybridep") == 0);
   CHECK(r.out.find("  step time ") != std::string::npos);
   CHECK(r.out.find("  TFLOPS/GPU ") != std::string::npos);
   CHECK(r.out.find("  breakdown (pp rank ") != std::string::npos);
@@ -64,7 +66,8 @@ TEST_CASE("run --json: the StepReport contract") {
   CHECK(sum == doctest::Approx(j["step_time_s"].get<double>()).epsilon(0.01));
   CHECK(j["mfu"].get<double>() < 1);
   // tokens/s/GPU x step x GPUs = GBS 32 x seq 4096.
-  CHECK(j["tokens_per_s_per_gpu"].get<double>() * j["step_time_s"].get<double>() * 8 == doctest::Approx(32.0 * 4096).epsilon(1e-12));
+  CHECK(j["tokens_per_s_per_gpu"].get<double>() * j["step_time_s"].get<double>() * 8 ==
+        doctest::Approx(32.0 * 4096).epsilon(1e-12));
 }
 
 TEST_CASE("run --trace FILE: Chrome trace JSON with labelled complete events") {
@@ -117,7 +120,8 @@ TEST_CASE("run: an infeasible layout exits 3 with every reason") {
 }
 
 TEST_CASE("run: a layout that does not fit in HBM exits 3 and lists the memory parts") {
-  const auto r = run({"--model", "deepseek-v3", "--system", "dgx-h100", "--gpus", "8", "--ep", "8", "--gbs", "8", "--seq", "4096"});
+  const auto r = run(
+      {"--model", "deepseek-v3", "--system", "dgx-h100", "--gpus", "8", "--ep", "8", "--gbs", "8", "--seq", "4096"});
   CHECK(r.code == 3);
   CHECK(r.err.find("GiB per GPU but the GPU has 74.51 GiB usable") != std::string::npos);
   for (const char* part : {"weights", "gradients", "optimizer", "activations", "buffers"}) {

@@ -19,7 +19,8 @@ CliResult validate(const std::string& fixture, std::vector<std::string> args = {
 }  // namespace
 
 TEST_CASE("validate: a table lacking required columns exits 2 naming each, with a did-you-mean") {
-  for (const auto& args : {std::vector<std::string>{}, {"--json"}, {"--explain", "M001"}, {"--fit", "framework_host_factor=1:4"}}) {
+  for (const auto& args :
+       {std::vector<std::string>{}, {"--json"}, {"--explain", "M001"}, {"--fit", "framework_host_factor=1:4"}}) {
     const auto r = validate("validate_missing_columns.csv", args);
     CHECK(r.code == 2);
     CHECK(r.out.empty());

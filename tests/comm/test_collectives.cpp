@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "comm/measured_efficiency.hpp"
 #include "comm/collectives.hpp"
+#include "comm/measured_efficiency.hpp"
 #include "core/error.hpp"
 
 using namespace moesim;
@@ -37,7 +37,9 @@ TEST_CASE("ring all-reduce in one domain is the textbook 2(n-1)/n S / bw plus la
   }
 }
 
-TEST_CASE("a ring across domains spreads its crossings over every member's NIC and pays the network step latency per crossing") {
+TEST_CASE(
+    "a ring across domains spreads its crossings over every member's NIC and pays the network step latency per "
+    "crossing") {
   const Fabric f = ideal();
   const double S = 1e9;
   const auto c = collective_cost({Collective::all_reduce, Algorithm::ring, {16, 8}, S}, f);

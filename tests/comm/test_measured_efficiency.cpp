@@ -42,19 +42,19 @@ TEST_CASE("the dispatcher factors reproduce the comm-microbench.csv rows they ca
     for (const char* d : {"deepep", "hybridep"}) {
       for (bool rdma : {false, true}) {
         for (bool large : {false, true}) {
-        if (large && rdma) continue;  // RDMA rows were measured between 8-GPU boxes
-        const auto row = expert_dispatcher(d).measurement(arch, rdma, large);
-        REQUIRE(row.has_value());
-        const DispatchMeasurement& m = *row;
-        INFO(m.source);
-        // NVLink rows run on their own NVLink (H800: 200 GB/s); RDMA rows on CX-7 with a wide NVLink.
-        const Fabric f = builtin_fabric(arch, rdma ? 900e9 : m.link_Bps, rdma ? m.link_Bps : 50e9, large);
-        for (Phase phase : {Phase::dispatch, Phase::combine}) {
-          const DispatchCost c = expert_dispatcher(m.dispatcher).cost(m.problem, phase, f);
-          const double logical = rdma ? c.volume.logical_scale_out : c.volume.logical_scale_up;
-          const double reported = phase == Phase::dispatch ? m.dispatch_Bps : m.combine_Bps;
-          CHECK(logical / c.seconds == doctest::Approx(reported).epsilon(1e-9));
-        }
+          if (large && rdma) continue;  // RDMA rows were measured between 8-GPU boxes
+          const auto row = expert_dispatcher(d).measurement(arch, rdma, large);
+          REQUIRE(row.has_value());
+          const DispatchMeasurement& m = *row;
+          INFO(m.source);
+          // NVLink rows run on their own NVLink (H800: 200 GB/s); RDMA rows on CX-7 with a wide NVLink.
+          const Fabric f = builtin_fabric(arch, rdma ? 900e9 : m.link_Bps, rdma ? m.link_Bps : 50e9, large);
+          for (Phase phase : {Phase::dispatch, Phase::combine}) {
+            const DispatchCost c = expert_dispatcher(m.dispatcher).cost(m.problem, phase, f);
+            const double logical = rdma ? c.volume.logical_scale_out : c.volume.logical_scale_up;
+            const double reported = phase == Phase::dispatch ? m.dispatch_Bps : m.combine_Bps;
+            CHECK(logical / c.seconds == doctest::Approx(reported).epsilon(1e-9));
+          }
         }
       }
     }
@@ -71,7 +71,8 @@ TEST_CASE("the dispatcher factors reproduce the comm-microbench.csv rows they ca
   CHECK_FALSE(expert_dispatcher("alltoall").measurement(Arch::hopper, false).has_value());
   // The community DeepEP port reached less on the rack than HybridEP did (the ladder's reason to switch).
   const Fabric rack = builtin_fabric(Arch::blackwell, 900e9, 50e9, true);
-  CHECK(rack.efficiency.dispatcher("deepep").scale_up.combine < rack.efficiency.dispatcher("hybridep").scale_up.combine);
+  CHECK(rack.efficiency.dispatcher("deepep").scale_up.combine <
+        rack.efficiency.dispatcher("hybridep").scale_up.combine);
   // Physical efficiencies stay below the link (the logical figures do not: CM013 reports 90 GB/s on a 50 GB/s NIC).
   const Fabric b = builtin_fabric(Arch::blackwell, 900e9, 50e9);
   const auto& deepep = b.efficiency.dispatcher("deepep");

@@ -23,11 +23,11 @@ TEST_CASE("strict reader reports every problem of a document in one pass") {
   {
     ObjectReader r(doc, d);
     CHECK(r.integer("hidden_size") == 7168);
-    r.integer("num_layers");                 // missing (typo'd in the file)
-    r.integer("top_k");                      // negative
-    r.string_or("name", "x");                // wrong type
+    r.integer("num_layers");   // missing (typo'd in the file)
+    r.integer("top_k");        // negative
+    r.string_or("name", "x");  // wrong type
     auto moe = r.object("moe");
-    moe.integer("num_experts");              // wrong type
+    moe.integer("num_experts");  // wrong type
   }
   const auto m = messages(d);
   REQUIRE(m.size() == 6);

@@ -10,8 +10,8 @@
 #include "graph_builder.hpp"
 
 using namespace moesim;
-using test::GraphBuilder;
 using opgraph::OpId;
+using test::GraphBuilder;
 
 namespace {
 
@@ -60,7 +60,9 @@ std::vector<std::vector<std::tuple<char, int, int>>> interleaved(int p, int v, i
   std::vector<std::vector<std::tuple<char, int, int>>> order(static_cast<std::size_t>(p));
   const int total = m * v;
   auto fwd = [&](int k) { return std::tuple<char, int, int>{'F', (k % (p * v)) / p, (k / (p * v)) * p + k % p}; };
-  auto bwd = [&](int k) { return std::tuple<char, int, int>{'B', v - 1 - (k % (p * v)) / p, (k / (p * v)) * p + k % p}; };
+  auto bwd = [&](int k) {
+    return std::tuple<char, int, int>{'B', v - 1 - (k % (p * v)) / p, (k / (p * v)) * p + k % p};
+  };
   for (int r = 0; r < p; ++r) {
     auto& o = order[static_cast<std::size_t>(r)];
     const int warmup = std::min(2 * (p - r - 1) + (v - 1) * p, total);

@@ -9,9 +9,9 @@
 #include "graph_builder.hpp"
 
 using namespace moesim;
-using test::GraphBuilder;
 using opgraph::OpId;
 using opgraph::Stream;
+using test::GraphBuilder;
 
 namespace {
 

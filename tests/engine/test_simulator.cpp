@@ -4,9 +4,9 @@
 #include "graph_builder.hpp"
 
 using namespace moesim;
-using test::GraphBuilder;
 using opgraph::OpKind;
 using opgraph::Stream;
+using test::GraphBuilder;
 
 // Capacities of 1e12 B/s are 1 byte per picosecond, so flow times below are exact integers.
 constexpr double kOneBytePerPs = 1e12;
@@ -14,8 +14,8 @@ constexpr double kOneBytePerPs = 1e12;
 TEST_CASE("a stream runs its ops in issue order; deps across ranks and streams are honoured") {
   GraphBuilder b(2);
   const auto a = b.compute(0, 1000);
-  const auto c = b.compute(0, 500);                 // same stream: after a
-  const auto d = b.compute(1, 200, {a});            // other rank: waits for a
+  const auto c = b.compute(0, 500);                                       // same stream: after a
+  const auto d = b.compute(1, 200, {a});                                  // other rank: waits for a
   const auto e = b.op(1, OpKind::delay, Stream::tp_comm, 300, {}, "tp");  // another stream: concurrent
   const auto r = b.run();
   CHECK(r.ops[a].start == 0);

@@ -31,7 +31,8 @@ TEST_CASE("every kernel constant name reads back the value it set") {
   CHECK_FALSE(is_kernel_param("framework_host_factor"));
 }
 
-TEST_CASE("the Blackwell elementwise fraction moves both Blackwell generations' memory-bound kernels and nothing else") {
+TEST_CASE(
+    "the Blackwell elementwise fraction moves both Blackwell generations' memory-bound kernels and nothing else") {
   auto p = builtin_kernel_efficiency();
   set_kernel_param(p, "elementwise_hbm_fraction_blackwell", 0.25, "test");
   const RooflineKernelCostModel base, changed(p);

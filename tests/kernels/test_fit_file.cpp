@@ -39,7 +39,8 @@ TEST_CASE("fit file: write, parse, write gives identical text and equal values")
 }
 
 TEST_CASE("fit file reader rejects unknown keys, a wrong schema and negative coefficients") {
-  const std::string text = R"({"schema":"moesim.kernel_fit/0","gpu":"NVIDIA H200","peaks":{"key":"H200","bf16_tflops":989,
+  const std::string text =
+      R"({"schema":"moesim.kernel_fit/0","gpu":"NVIDIA H200","peaks":{"key":"H200","bf16_tflops":989,
     "fp8_tflops":1979,"mxfp8_tflops":0,"hbm_tbps":4.8,"sm_count":132,"source":"s"},"data_hash":"x","records":3,
     "families":[{"family":"rmsnorm/bf16","kernel":"rmsnorm","dtype":"bf16","model":"memory_bound","n":3,"r2":1,
     "median_rel_error":0,"max_rel_error":0,"coefficients":[{"name":"constant","unit":"us","definition":"1","value":-2}]}],
@@ -50,7 +51,8 @@ TEST_CASE("fit file reader rejects unknown keys, a wrong schema and negative coe
   } catch (const moesim::ConfigError& e) {
     const std::string msg = e.what();
     CHECK(msg.find("bad_fit.json:/schema: expected \"moesim.kernel_fit/1\"") != std::string::npos);
-    CHECK(msg.find("bad_fit.json:/families/0/coefficients/0/value: expected a non-negative number") != std::string::npos);
+    CHECK(msg.find("bad_fit.json:/families/0/coefficients/0/value: expected a non-negative number") !=
+          std::string::npos);
     CHECK(msg.find("bad_fit.json:/skiped: unknown key \"skiped\" (did you mean \"skipped\"?)") != std::string::npos);
     CHECK(msg.find("bad_fit.json:/skipped: missing required key") != std::string::npos);
   }
@@ -91,7 +93,7 @@ TEST_CASE("JSONL reader reports every malformed line as file:line with the field
     CHECK(msg.find(path + ":9:/groups: grouped_gemm needs \"groups\"") != std::string::npos);
     CHECK(msg.find(path + ":9:/sms_used: sms_used 200 exceeds the GPU's sm_count 132") != std::string::npos);
     CHECK(msg.find(path + ":1:") == std::string::npos);  // the good line is not reported
-    CHECK(e.diagnostics().size() == 9);  // one per problem, no follow-on noise
+    CHECK(e.diagnostics().size() == 9);                  // one per problem, no follow-on noise
   }
 }
 

@@ -39,8 +39,8 @@ inline void set_time(moesim::kernels::fit::CalibrationRecord& r, const std::vect
 }
 
 // Dense BF16 GEMMs over a grid of shapes that separates flops, bytes and wave waste.
-inline std::vector<moesim::kernels::fit::CalibrationRecord> gemm_records(const std::vector<double>& coeffs, double noise,
-                                                                          unsigned seed) {
+inline std::vector<moesim::kernels::fit::CalibrationRecord> gemm_records(const std::vector<double>& coeffs,
+                                                                         double noise, unsigned seed) {
   std::mt19937 rng(seed);
   std::vector<moesim::kernels::fit::CalibrationRecord> out;
   for (long m : {64, 200, 1000, 4096, 9000})
@@ -55,7 +55,7 @@ inline std::vector<moesim::kernels::fit::CalibrationRecord> gemm_records(const s
 }
 
 inline std::vector<moesim::kernels::fit::CalibrationRecord> rmsnorm_records(const std::vector<double>& coeffs,
-                                                                             double noise, unsigned seed) {
+                                                                            double noise, unsigned seed) {
   std::mt19937 rng(seed);
   std::vector<moesim::kernels::fit::CalibrationRecord> out;
   for (long tokens : {256, 1024, 4096, 16384})

@@ -77,8 +77,8 @@ TEST_CASE("grouped GEMM, attention and memory-bound kernels reproduce the fit's 
     AttentionFwd a;
     a.batch = 2, a.heads = 16, a.kv_heads = 16, a.seq_q = 4096, a.seq_kv = 4096, a.d_qk = 192, a.d_v = 128;
     auto r = record("attention_fwd", "bf16");
-    r.shape = {{"batch", 2}, {"heads", 16}, {"seq_q", 4096}, {"seq_kv", 4096}, {"head_dim_qk", 192},
-               {"head_dim_v", 128}, {"causal", 1}};
+    r.shape = {{"batch", 2},         {"heads", 16},       {"seq_q", 4096}, {"seq_kv", 4096},
+               {"head_dim_qk", 192}, {"head_dim_v", 128}, {"causal", 1}};
     const auto t = m.explain(a, h200());
     CHECK(t.from_fit);
     CHECK(t.seconds == fit_file_seconds(m.fit(), r));
@@ -185,7 +185,8 @@ TEST_CASE("a family whose coefficients are not the model's features is refused a
     CHECK(e.diagnostics()[0].to_string() ==
           "bad:/families/0/coefficients: gemm/bf16 has coefficients [constant, flops_at_peak, bytes_at_hbm_bw], the "
           "gemm model has features [constant, flops_at_peak, bytes_at_hbm_bw, wave_waste_at_peak]");
-    CHECK(e.diagnostics()[1].to_string() == "bad:/families/3: model \"gemm\" of rmsnorm/bf16, expected \"memory_bound\"");
+    CHECK(e.diagnostics()[1].to_string() ==
+          "bad:/families/3: model \"gemm\" of rmsnorm/bf16, expected \"memory_bound\"");
   }
 }
 

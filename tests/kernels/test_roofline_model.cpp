@@ -57,7 +57,8 @@ TEST_CASE("memory-bound kernels: fixed time plus bytes at the architecture's in-
   // Blackwell has no in-training measurement: the fraction fitted to groundtruth.csv (0.38), sourced as FITTED.
   CHECK(m.seconds(k, gb200()) == doctest::Approx(p.kernel_fixed_s + 1e9 / (gb200().hbm_Bps * 0.38)));
   for (const auto& e : p.elementwise_hbm)
-    if (e.arch != Arch::hopper) CHECK(e.source.rfind("FITTED: moesim validate --fit elementwise_hbm_fraction_blackwell", 0) == 0);
+    if (e.arch != Arch::hopper)
+      CHECK(e.source.rfind("FITTED: moesim validate --fit elementwise_hbm_fraction_blackwell", 0) == 0);
   // A GEMM's memory term keeps the streaming fraction on Hopper too.
   CHECK(p.elementwise_fraction(Arch::hopper) < p.hbm_fraction);
   CHECK(m.explain(k, h100()).memory_bound());
@@ -120,7 +121,8 @@ TEST_CASE("grouped GEMM as one kernel per expert reproduces TE PR #2045's H100 B
   // Transformer Engine's default GroupedLinear path, H100 BF16, n=768, k=2048 [S29] (hardware.md §5.1).
   const RooflineKernelCostModel m;
   auto tflops = [&](int groups, std::int64_t rows) {
-    const GroupedGemm g{std::vector<std::int64_t>(static_cast<std::size_t>(groups), rows), 768, 2048, DType::bf16, true};
+    const GroupedGemm g{std::vector<std::int64_t>(static_cast<std::size_t>(groups), rows), 768, 2048, DType::bf16,
+                        true};
     return flops(g) / m.seconds(g, h100()) / 1e12;
   };
   CHECK(tflops(8, 4096) == doctest::Approx(628).epsilon(1e-9));
@@ -136,8 +138,8 @@ TEST_CASE("grouped GEMM as one kernel per expert reproduces TE PR #2045's H100 B
   GroupedGemm looped = fused;
   looped.per_expert_kernels = true;
   CHECK(m.seconds(looped, gb200()) > 1.1 * m.seconds(fused, gb200()));
-  CHECK_THROWS_AS(per_expert_gemms_through({8, 4096, 768, 2048, 554.0}, {16, 2048, 768, 2048, 628.0}, 989.4e12,
-                                           0.803, builtin_kernel_efficiency().gemm_tilings[0], 132, "t"),
+  CHECK_THROWS_AS(per_expert_gemms_through({8, 4096, 768, 2048, 554.0}, {16, 2048, 768, 2048, 628.0}, 989.4e12, 0.803,
+                                           builtin_kernel_efficiency().gemm_tilings[0], 132, "t"),
                   InternalError);
 }
 
@@ -211,7 +213,8 @@ TEST_CASE("cost models by name from the registry") {
 TEST_CASE("an FP8 attention backward with a sliding window costs the full causal work; BF16 and forwards do not") {
   const RooflineKernelCostModel m;
   AttentionShape full;
-  full.batch = 2, full.heads = 64, full.kv_heads = 8, full.seq_q = 4096, full.seq_kv = 4096, full.d_qk = 64, full.d_v = 64;
+  full.batch = 2, full.heads = 64, full.kv_heads = 8, full.seq_q = 4096, full.seq_kv = 4096, full.d_qk = 64,
+  full.d_v = 64;
   AttentionShape window = full;
   window.window = 128;
   for (auto dt : {DType::fp8, DType::fp8_block}) {

@@ -85,6 +85,7 @@ TEST_CASE("a file that is not a trace is a config error") {
   CHECK_THROWS_WITH_AS(extract_trace_calibration("{\"traceEvents\": 3}", "x.json", {}),
                        doctest::Contains("x.json:/traceEvents: not a Chrome trace"), moesim::ConfigError);
   CHECK_THROWS_WITH_AS(
-      extract_trace_calibration(R"({"traceEvents":[],"deviceProperties":[{"name":"G","numSms":1}],"traceName":"t"})", "y.json", {}),
+      extract_trace_calibration(R"({"traceEvents":[],"deviceProperties":[{"name":"G","numSms":1}],"traceName":"t"})",
+                                "y.json", {}),
       doctest::Contains("y.json:/traceName: expected a trace name with"), moesim::ConfigError);
 }

@@ -93,7 +93,8 @@ TEST_CASE("pipeline: vpp needs pp > 1, layers must split, sequence splits") {
   CHECK(infeasible(l, qwen3_30b()) == "vpp=2 needs pp > 1 (interleaving splits pipeline stages)");
   l.vpp = 1, l.pp = 8, l.gbs = 8;
   l.pp = 5, l.gpus = 10, l.gbs = 10;
-  CHECK(infeasible(l, qwen3_30b()) == "48 decoder layers do not split evenly over pp*vpp=5 virtual stages (give a pp_layout)");
+  CHECK(infeasible(l, qwen3_30b()) ==
+        "48 decoder layers do not split evenly over pp*vpp=5 virtual stages (give a pp_layout)");
   l = Layout{};
   l.gpus = 8, l.cp = 8, l.gbs = 8, l.seq = 4104;  // divisible by 8 but not 16
   CHECK(infeasible(l, qwen3_30b()) ==
@@ -118,7 +119,8 @@ TEST_CASE("a2a_overlap prerequisites (Megatron's asserts)") {
 TEST_CASE("zero and negative sizes are reported before divisibility") {
   Layout l;
   l.gpus = 0, l.tp = -2, l.gbs = 8, l.seq = 4096, l.mtp = -1;
-  CHECK(infeasible(l, qwen3_30b()) == "gpus=0 must be at least 1\ntp=-2 must be at least 1\nmtp=-1 must not be negative");
+  CHECK(infeasible(l, qwen3_30b()) ==
+        "gpus=0 must be at least 1\ntp=-2 must be at least 1\nmtp=-1 must not be negative");
 }
 
 TEST_CASE("FP8 attention needs an FP8 precision") {
@@ -147,16 +149,18 @@ TEST_CASE("TE's fused grouped MLP needs MXFP8") {
   CHECK(feasibility_problems(l, deepseek_v3()).empty());
   CHECK(l.uses_fused_grouped_gemm());
   l.precision = Precision::fp8_tensorwise;
-  CHECK(infeasible(l, deepseek_v3()) == "grouped_gemm fused-mlp needs precision mxfp8 (Transformer Engine's fused "
-                                        "grouped MLP kernels are MXFP8-only), got fp8-tensorwise");
+  CHECK(infeasible(l, deepseek_v3()) ==
+        "grouped_gemm fused-mlp needs precision mxfp8 (Transformer Engine's fused "
+        "grouped MLP kernels are MXFP8-only), got fp8-tensorwise");
   CHECK(parse_grouped_gemm("fused_mlp") == GroupedGemm::fused_mlp);
   // Megatron's experts.py: no expert TP, and TE 2.14 (2.15 for GPT-OSS's clamped GLU and expert biases).
   l = gb300_recipe();
   l.grouped_gemm = GroupedGemm::fused_mlp;
   l.etp = 2;
   l.gpus = 512;
-  CHECK(infeasible(l, deepseek_v3()) == "grouped_gemm fused-mlp needs etp=1 (Megatron's fused grouped MLP has no "
-                                        "expert TP)");
+  CHECK(infeasible(l, deepseek_v3()) ==
+        "grouped_gemm fused-mlp needs etp=1 (Megatron's fused grouped MLP has no "
+        "expert TP)");
   l = gb300_recipe();
   l.grouped_gemm = GroupedGemm::fused_mlp;
   l.te_version = {2, 13};
@@ -165,6 +169,7 @@ TEST_CASE("TE's fused grouped MLP needs MXFP8") {
   CHECK(feasibility_problems(l, deepseek_v3()).empty());
   auto oss = deepseek_v3();
   oss.clamped_or_biased_experts = true;
-  CHECK(infeasible(l, oss) == "grouped_gemm fused-mlp needs te_version 2.15 or newer for clamped or biased experts, "
-                              "got 2.14");
+  CHECK(infeasible(l, oss) ==
+        "grouped_gemm fused-mlp needs te_version 2.15 or newer for clamped or biased experts, "
+        "got 2.14");
 }

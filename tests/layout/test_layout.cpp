@@ -24,9 +24,12 @@ std::vector<std::vector<std::string>> read_csv(const std::string& path) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') field += '"', ++i;
-      else if (c == '"') quoted = false;
-      else field += c;
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"')
+        field += '"', ++i;
+      else if (c == '"')
+        quoted = false;
+      else
+        field += c;
     } else if (c == '"') {
       quoted = true;
     } else if (c == ',') {
@@ -89,7 +92,8 @@ TEST_CASE("precision names: canonical, case-insensitive, notes ignored, fp8 = fp
   CHECK(parse_precision("fp8_blockwise") == Precision::fp8_blockwise);
   CHECK(to_string(Precision::fp8_tensorwise) == "fp8-tensorwise");
   CHECK(error_of([] { parse_precision("mxpf8"); }) ==
-        "expected precision bf16 | fp8-tensorwise | fp8-blockwise | mxfp8 | nvfp4, got \"mxpf8\" (did you mean \"mxfp8\"?)");
+        "expected precision bf16 | fp8-tensorwise | fp8-blockwise | mxfp8 | nvfp4, got \"mxpf8\" (did you mean "
+        "\"mxfp8\"?)");
 }
 
 TEST_CASE("dispatcher, cuda graph and dtype names") {
@@ -113,8 +117,9 @@ TEST_CASE("dispatcher, cuda graph and dtype names") {
   CHECK(dflt.scopes == kDefaultGraphScopes);
   CHECK(cuda_graph_text(dflt.mode, dflt.scopes) == "partial");
   const auto some = parse_cuda_graph_setting("Partial: moe_router, attn,shared_experts");
-  CHECK(some.scopes == (static_cast<std::uint32_t>(GraphScope::attn) | static_cast<std::uint32_t>(GraphScope::moe_router) |
-                        static_cast<std::uint32_t>(GraphScope::shared_experts)));
+  CHECK(some.scopes ==
+        (static_cast<std::uint32_t>(GraphScope::attn) | static_cast<std::uint32_t>(GraphScope::moe_router) |
+         static_cast<std::uint32_t>(GraphScope::shared_experts)));
   CHECK(cuda_graph_text(some.mode, some.scopes) == "partial: attn,moe_router,shared_experts");
   CHECK(parse_cuda_graph_setting("full").mode == CudaGraph::full);
   // A trailing "(note)" is dropped before the scope list is read, ':' inside it included.
@@ -122,7 +127,8 @@ TEST_CASE("dispatcher, cuda graph and dtype names") {
   CHECK(parse_cuda_graph_setting("partial: attn (TE)").scopes == static_cast<std::uint32_t>(GraphScope::attn));
   CHECK(cuda_graph_text(CudaGraph::full, some.scopes) == "full");
   CHECK(error_of([] { parse_cuda_graph_setting("partial: atn"); }) ==
-        "expected graph scope attn | mlp | moe_router | moe_preprocess | shared_experts, got \"atn\" (did you mean \"attn\"?)");
+        "expected graph scope attn | mlp | moe_router | moe_preprocess | shared_experts, got \"atn\" (did you mean "
+        "\"attn\"?)");
   CHECK(error_of([] { parse_cuda_graph_setting("full: attn"); }) ==
         "a graph scope list only goes with partial, got \"full: attn\"");
   CHECK(error_of([] { parse_cuda_graph_setting("partial:"); }) == "\"partial:\" needs at least one graph scope");
@@ -152,10 +158,11 @@ TEST_CASE("Transformer Engine versions: MAJOR.MINOR, patch and local suffixes ig
   CHECK(Layout{}.te_version == kLatestTeVersion);
   for (const char* bad : {"", "2", "2.", "two.nine", "2.9x", "2.9.", ".9", "0.9", "2..9"}) {
     CAPTURE(bad);
-    CHECK_THROWS_WITH_AS(parse_te_version(bad),
-                         (std::string("expected a Transformer Engine version MAJOR.MINOR such as \"2.12\", got \"") +
-                          bad + "\"").c_str(),
-                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(
+        parse_te_version(bad),
+        (std::string("expected a Transformer Engine version MAJOR.MINOR such as \"2.12\", got \"") + bad + "\"")
+            .c_str(),
+        std::invalid_argument);
   }
 }
 

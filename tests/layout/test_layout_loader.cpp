@@ -147,8 +147,8 @@ TEST_CASE("token dropping: capacity factor and padding, in both spellings; paddi
 
 TEST_CASE("te_version must be a quoted string: a JSON number cannot tell 2.1 from 2.10") {
   Diagnostics diags;
-  const Layout l = read_layout(config::Json::parse(R"({"gpus": 8, "gbs": 8, "seq": 4096, "te_version": "2.10"})"),
-                               "<json>", diags);
+  const Layout l =
+      read_layout(config::Json::parse(R"({"gpus": 8, "gbs": 8, "seq": 4096, "te_version": "2.10"})"), "<json>", diags);
   REQUIRE(diags.empty());
   CHECK(l.te_version == TeVersion{2, 10});
   read_layout(config::Json::parse(R"({"gpus": 8, "gbs": 8, "seq": 4096, "te_version": 2.10})"), "<json>", diags);
@@ -203,8 +203,7 @@ TEST_CASE("fixture: bad enum values with did-you-mean") {
 TEST_CASE("fixture: zero, negative and fractional sizes") {
   CHECK(case_problems("zero_sizes.json") ==
         std::vector<std::string>{"/gpus: expected a positive integer, got 0",
-                                 "/tp: expected a positive integer, got -1",
-                                 "/mbs: expected a positive integer, got 0",
+                                 "/tp: expected a positive integer, got -1", "/mbs: expected a positive integer, got 0",
                                  "/seq: expected a positive integer, got number 4096.5",
                                  "/mtp: expected a non-negative integer, got -1",
                                  "/a2a_overlap: expected true or false, got string \"yes\""});
@@ -212,8 +211,7 @@ TEST_CASE("fixture: zero, negative and fractional sizes") {
 
 TEST_CASE("fixture: pipeline layout syntax error with its column (exit 2)") {
   CHECK(case_problems("bad_pp_layout.json") ==
-        std::vector<std::string>{
-            "/pp_layout: bad pipeline layout \"Et*4|(t*4|)*14tmL)\": column 18: unmatched ')'"});
+        std::vector<std::string>{"/pp_layout: bad pipeline layout \"Et*4|(t*4|)*14tmL)\": column 18: unmatched ')'"});
 }
 
 TEST_CASE("fixture: num_layers_per_virtual_pipeline_stage is not vpp") {

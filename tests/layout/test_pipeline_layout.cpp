@@ -117,9 +117,10 @@ TEST_CASE("Megatron's placement rules, every broken rule reported") {
         std::vector<std::string>{"pp_layout has 3 virtual stages but pp*vpp=4 (pp=2, vpp=2)",
                                  "pp_layout places 3 decoder layers (t) but the model has 4",
                                  "pp_layout places 0 MTP layers (m) but mtp=1"});
-  CHECK(check_pipeline_layout(parse_pipeline_layout("Et|mt|t|L"), 2, 2, 3, 1) ==
-        std::vector<std::string>{"pp_layout has a decoder layer (t) after an MTP layer (m)",
-                                 "the MTP layers (m) sit in virtual stage 1, which is not the last chunk of pp rank 1"});
+  CHECK(
+      check_pipeline_layout(parse_pipeline_layout("Et|mt|t|L"), 2, 2, 3, 1) ==
+      std::vector<std::string>{"pp_layout has a decoder layer (t) after an MTP layer (m)",
+                               "the MTP layers (m) sit in virtual stage 1, which is not the last chunk of pp rank 1"});
   CHECK(check_pipeline_layout(parse_pipeline_layout("Et|t|m|tL"), 2, 2, 3, 1) ==
         std::vector<std::string>{"pp_layout has a decoder layer (t) after an MTP layer (m)",
                                  "the MTP layers (m) must not be on pp rank 0"});

@@ -53,31 +53,33 @@ TEST_CASE("coordinates: tp fastest, pp slowest, on both sides") {
 
 TEST_CASE("groups in Megatron's order (generate_masked_orthogonal_rank_groups)") {
   const RankMap m(make(16, 2, 2, 2, 4, 1));
-  CHECK(m.groups(Dim::tp) == std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}, {6, 7},
-                                                           {8, 9}, {10, 11}, {12, 13}, {14, 15}});
-  CHECK(m.groups(Dim::cp) == std::vector<std::vector<int>>{{0, 2}, {1, 3}, {4, 6}, {5, 7},
-                                                           {8, 10}, {9, 11}, {12, 14}, {13, 15}});
-  CHECK(m.groups(Dim::dp) == std::vector<std::vector<int>>{{0, 4}, {1, 5}, {2, 6}, {3, 7},
-                                                           {8, 12}, {9, 13}, {10, 14}, {11, 15}});
-  CHECK(m.groups(Dim::dp_cp) == std::vector<std::vector<int>>{{0, 2, 4, 6}, {1, 3, 5, 7},
-                                                              {8, 10, 12, 14}, {9, 11, 13, 15}});
-  CHECK(m.groups(Dim::pp) == std::vector<std::vector<int>>{{0, 8}, {1, 9}, {2, 10}, {3, 11},
-                                                           {4, 12}, {5, 13}, {6, 14}, {7, 15}});
-  CHECK(m.groups(Dim::ep) == std::vector<std::vector<int>>{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 10, 11}, {12, 13, 14, 15}});
-  CHECK(m.groups(Dim::edp) == std::vector<std::vector<int>>{{0, 4}, {1, 5}, {2, 6}, {3, 7},
-                                                            {8, 12}, {9, 13}, {10, 14}, {11, 15}});
+  CHECK(m.groups(Dim::tp) ==
+        std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}, {6, 7}, {8, 9}, {10, 11}, {12, 13}, {14, 15}});
+  CHECK(m.groups(Dim::cp) ==
+        std::vector<std::vector<int>>{{0, 2}, {1, 3}, {4, 6}, {5, 7}, {8, 10}, {9, 11}, {12, 14}, {13, 15}});
+  CHECK(m.groups(Dim::dp) ==
+        std::vector<std::vector<int>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}, {8, 12}, {9, 13}, {10, 14}, {11, 15}});
+  CHECK(m.groups(Dim::dp_cp) ==
+        std::vector<std::vector<int>>{{0, 2, 4, 6}, {1, 3, 5, 7}, {8, 10, 12, 14}, {9, 11, 13, 15}});
+  CHECK(m.groups(Dim::pp) ==
+        std::vector<std::vector<int>>{{0, 8}, {1, 9}, {2, 10}, {3, 11}, {4, 12}, {5, 13}, {6, 14}, {7, 15}});
+  CHECK(m.groups(Dim::ep) ==
+        std::vector<std::vector<int>>{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 10, 11}, {12, 13, 14, 15}});
+  CHECK(m.groups(Dim::edp) ==
+        std::vector<std::vector<int>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}, {8, 12}, {9, 13}, {10, 14}, {11, 15}});
   CHECK(m.group_size(Dim::etp) == 1);
 }
 
 TEST_CASE("property: every dimension partitions the world, for many layouts") {
   // (gpus, tp, cp, pp, ep, etp)
-  const int cases[][6] = {{256, 1, 1, 2, 32, 1}, {256, 1, 1, 4, 64, 1}, {1024, 2, 1, 8, 64, 1}, {128, 4, 4, 4, 32, 1},
-                          {64, 2, 2, 2, 8, 2},   {48, 2, 3, 2, 4, 3},   {8, 8, 1, 1, 8, 1},     {1, 1, 1, 1, 1, 1},
-                          {96, 3, 2, 4, 2, 2}};
+  const int cases[][6] = {{256, 1, 1, 2, 32, 1}, {256, 1, 1, 4, 64, 1}, {1024, 2, 1, 8, 64, 1},
+                          {128, 4, 4, 4, 32, 1}, {64, 2, 2, 2, 8, 2},   {48, 2, 3, 2, 4, 3},
+                          {8, 8, 1, 1, 8, 1},    {1, 1, 1, 1, 1, 1},    {96, 3, 2, 4, 2, 2}};
   for (const auto& c : cases) {
     const RankMap m(make(c[0], c[1], c[2], c[3], c[4], c[5]));
     const std::vector<int> sizes(std::begin(c), std::end(c));  // gpus, tp, cp, pp, ep, etp
-    INFO("gpus tp cp pp ep etp = ", sizes[0], " ", sizes[1], " ", sizes[2], " ", sizes[3], " ", sizes[4], " ", sizes[5]);
+    INFO("gpus tp cp pp ep etp = ", sizes[0], " ", sizes[1], " ", sizes[2], " ", sizes[3], " ", sizes[4], " ",
+         sizes[5]);
     for (Dim d : all_dims()) check_partition(m, d);
     // TP groups are runs of consecutive ranks; so are EP groups when etp == 1.
     for (const auto& g : m.groups(Dim::tp)) CHECK(g.back() - g.front() == c[1] - 1);

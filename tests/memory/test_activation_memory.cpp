@@ -8,9 +8,7 @@
 using namespace moesim;
 
 namespace {
-model::ModelSpec deepseek() {
-  return model::load_model_file(MOESIM_SOURCE_DIR "/models/deepseek-v3.json");
-}
+model::ModelSpec deepseek() { return model::load_model_file(MOESIM_SOURCE_DIR "/models/deepseek-v3.json"); }
 
 double kib_per_token(const model::ModelSpec& m, bool moe, const layout::Layout& l) {
   double sum = 0;
@@ -32,8 +30,10 @@ TEST_CASE("DeepSeek-V3 saved bytes per token per layer match moe-modeling.md 3.3
   // Table rows: {MoE layer KiB, dense layer KiB}; the table rounds to whole KiB.
   CHECK(kib_per_token(m, true, with(P::bf16, "none")) == doctest::Approx(447).epsilon(0.002));
   CHECK(kib_per_token(m, false, with(P::bf16, "none")) == doctest::Approx(333).epsilon(0.002));
-  CHECK(kib_per_token(m, true, with(P::bf16, "selective: mla_up_proj,layernorm,moe_act")) == doctest::Approx(259).epsilon(0.003));
-  CHECK(kib_per_token(m, false, with(P::bf16, "selective: mla_up_proj,layernorm,moe_act")) == doctest::Approx(177).epsilon(0.003));
+  CHECK(kib_per_token(m, true, with(P::bf16, "selective: mla_up_proj,layernorm,moe_act")) ==
+        doctest::Approx(259).epsilon(0.003));
+  CHECK(kib_per_token(m, false, with(P::bf16, "selective: mla_up_proj,layernorm,moe_act")) ==
+        doctest::Approx(177).epsilon(0.003));
   CHECK(kib_per_token(m, true, with(P::mxfp8, "none")) == doctest::Approx(383).epsilon(0.003));
   CHECK(kib_per_token(m, false, with(P::mxfp8, "none")) == doctest::Approx(316).epsilon(0.003));
   CHECK(kib_per_token(m, true, with(P::mxfp8, "selective: moe_act,mlp")) == doctest::Approx(366).epsilon(0.003));
@@ -43,7 +43,8 @@ TEST_CASE("DeepSeek-V3 saved bytes per token per layer match moe-modeling.md 3.3
 TEST_CASE("per micro-batch GiB of a MoE layer: 1.74 GiB at s=4096, b=1 (BF16, no recompute)") {
   layout::Layout l = with(layout::Precision::bf16, "none");
   l.seq = 4096;
-  CHECK(memory::layer_activation_bytes(deepseek(), true, l) / (1024.0 * 1024 * 1024) == doctest::Approx(1.74).epsilon(0.005));
+  CHECK(memory::layer_activation_bytes(deepseek(), true, l) / (1024.0 * 1024 * 1024) ==
+        doctest::Approx(1.74).epsilon(0.005));
 }
 
 TEST_CASE("sequence parallelism and CP divide activations; full recompute keeps only the input") {

@@ -73,7 +73,8 @@ TEST_CASE("FSDP shards weights and gradients too, and holds its largest unit uns
   CHECK(r.fsdp_unsharded == doctest::Approx(head * (2 * 2 + 4)));  // two gathered copies, one fp32 gradient
   auto paired = l;
   paired.a2a_overlap = true;  // a forward and a backward layer in flight together: four gathered copies
-  CHECK(memory::estimate_memory(m, paired, stages, 1e15).ranks.at(0).fsdp_unsharded == doctest::Approx(head * (4 * 2 + 4)));
+  CHECK(memory::estimate_memory(m, paired, stages, 1e15).ranks.at(0).fsdp_unsharded ==
+        doctest::Approx(head * (4 * 2 + 4)));
   CHECK(r.weights + r.gradients + r.optimizer ==
         doctest::Approx(r.dense_params * 16 / 64 + r.expert_params * 18 + r.fsdp_unsharded));
   l.fsdp = false;
@@ -107,7 +108,8 @@ TEST_CASE("FSDP shards weights and gradients too, and holds its largest unit uns
   one.fsdp = true;
   const auto lone = memory::estimate_memory(m, one, one_stages, 1e15).ranks.at(0);
   CHECK(lone.fsdp_unsharded == 0);
-  CHECK(lone.weights + lone.gradients + lone.optimizer == doctest::Approx(plain.weights + plain.gradients + plain.optimizer));
+  CHECK(lone.weights + lone.gradients + lone.optimizer ==
+        doctest::Approx(plain.weights + plain.gradients + plain.optimizer));
 }
 
 TEST_CASE("precision-aware optimizer and FP8 primary weights shrink static memory as documented") {
@@ -116,10 +118,12 @@ TEST_CASE("precision-aware optimizer and FP8 primary weights shrink static memor
   const auto stages = layout::assign_stages(l, facts(m));
   l.optimizer_moment_dtype = layout::Dtype::bf16;
   auto r = memory::estimate_memory(m, l, stages, 1e15).ranks.at(0);
-  CHECK(r.weights + r.gradients + r.optimizer == doctest::Approx(r.dense_params * (6 + 8.0 / 64) + r.expert_params * (6 + 8.0)));
+  CHECK(r.weights + r.gradients + r.optimizer ==
+        doctest::Approx(r.dense_params * (6 + 8.0 / 64) + r.expert_params * (6 + 8.0)));
   l.fp8_param_gather = true;
   r = memory::estimate_memory(m, l, stages, 1e15).ranks.at(0);
-  CHECK(r.weights + r.gradients + r.optimizer == doctest::Approx(r.dense_params * (5 + 8.0 / 64) + r.expert_params * (5 + 8.0)));
+  CHECK(r.weights + r.gradients + r.optimizer ==
+        doctest::Approx(r.dense_params * (5 + 8.0 / 64) + r.expert_params * (5 + 8.0)));
 }
 
 TEST_CASE("in-flight chunks follow Megatron's warm-up counts") {

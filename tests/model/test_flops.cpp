@@ -12,7 +12,8 @@
 using namespace moesim::model;
 
 namespace {
-double gflops(const std::string& model, std::int64_t seq, FlopsConvention c = FlopsConvention::megatron, std::int64_t tp = 1) {
+double gflops(const std::string& model, std::int64_t seq, FlopsConvention c = FlopsConvention::megatron,
+              std::int64_t tp = 1) {
   FlopsOptions o;
   o.seq_length = seq;
   o.convention = c;
@@ -29,12 +30,12 @@ TEST_CASE("Megatron FLOPs per token match gt_flops.py exactly and the published 
     double published;  // groundtruth.md §1 table
   };
   const Vector vectors[] = {
-      {"deepseek-v3", 4096, 259.992950784, 259.99},       {"deepseek-v3-no-mtp", 4096, 249.812054016, 249.81},
-      {"deepseek-v3-mlperf", 4096, 259.9048704, 259.90},  {"kimi-k2", 4096, 204.477394944, 204.48},
-      {"qwen3-235b-a22b", 4096, 148.034813952, 148.03},   {"qwen3-30b-a3b", 4096, 23.006281728, 23.01},
-      {"gpt-oss-120b", 4096, 32.631261696, 32.63},        {"gpt-oss-20b", 8192, 24.120995328, 24.12},
-      {"mixtral-8x7b", 4096, 79.706456064, 79.71},        {"llama3.1-405b", 8192, 2523.955986432, 2524.0},
-      {"llama3.1-8b", 8192, 51.470401536, 51.47},         {"llama3.1-70b", 4096, 433.116413952, 433.1},
+      {"deepseek-v3", 4096, 259.992950784, 259.99},      {"deepseek-v3-no-mtp", 4096, 249.812054016, 249.81},
+      {"deepseek-v3-mlperf", 4096, 259.9048704, 259.90}, {"kimi-k2", 4096, 204.477394944, 204.48},
+      {"qwen3-235b-a22b", 4096, 148.034813952, 148.03},  {"qwen3-30b-a3b", 4096, 23.006281728, 23.01},
+      {"gpt-oss-120b", 4096, 32.631261696, 32.63},       {"gpt-oss-20b", 8192, 24.120995328, 24.12},
+      {"mixtral-8x7b", 4096, 79.706456064, 79.71},       {"llama3.1-405b", 8192, 2523.955986432, 2524.0},
+      {"llama3.1-8b", 8192, 51.470401536, 51.47},        {"llama3.1-70b", 4096, 433.116413952, 433.1},
   };
   for (const auto& v : vectors) {
     CAPTURE(v.model);
@@ -85,7 +86,8 @@ TEST_CASE("sliding windows: Megatron-Bridge's W_eff, and Megatron-LM main withou
   CHECK(attention_context(100, 128, true) == 50.0);  // a window longer than the sequence is full causal
   FlopsOptions o;
   o.sliding_window_aware = false;
-  CHECK(training_flops_per_token(catalog_model("gpt-oss-120b"), o).total() / 1e9 == doctest::Approx(34.33).epsilon(1e-3));
+  CHECK(training_flops_per_token(catalog_model("gpt-oss-120b"), o).total() / 1e9 ==
+        doctest::Approx(34.33).epsilon(1e-3));
 }
 
 TEST_CASE("Megatron pads the vocabulary to 128 * TP") {
@@ -100,7 +102,8 @@ TEST_CASE("Megatron pads the vocabulary to 128 * TP") {
 TEST_CASE("--mtp override counts MTP blocks on top of the main model") {
   FlopsOptions o;
   o.mtp_num_layers = 0;
-  CHECK(training_flops_per_token(catalog_model("deepseek-v3"), o).total() / 1e9 == doctest::Approx(249.812054016).epsilon(1e-9));
+  CHECK(training_flops_per_token(catalog_model("deepseek-v3"), o).total() / 1e9 ==
+        doctest::Approx(249.812054016).epsilon(1e-9));
 }
 
 TEST_CASE("TorchTitan and MaxText conventions (groundtruth.md §1 'Other frameworks')") {
@@ -116,7 +119,8 @@ TEST_CASE("TorchTitan and MaxText conventions (groundtruth.md §1 'Other framewo
   ModelSpec no_mtp = spec;
   no_mtp.mtp_num_layers = 0;
   const auto p = count_parameters(no_mtp);
-  CHECK(t.total() == doctest::Approx(6.0 * static_cast<double>(p.active_non_embedding) + t.attention_core).epsilon(1e-12));
+  CHECK(t.total() ==
+        doctest::Approx(6.0 * static_cast<double>(p.active_non_embedding) + t.attention_core).epsilon(1e-12));
   // MaxText: Megatron without MTP plus the router GEMM: ~250.4 G.
   FlopsOptions mx;
   mx.convention = FlopsConvention::maxtext;

@@ -14,7 +14,8 @@ std::string hf(const std::string& model) { return kHfFixtures + model + "/config
 }  // namespace
 
 TEST_CASE("imported configs count exactly like the catalog files (parameters and Megatron FLOPs)") {
-  for (const char* name : {"deepseek-v3", "kimi-k2", "qwen3-235b-a22b", "mixtral-8x7b", "gpt-oss-120b", "llama3.1-8b"}) {
+  for (const char* name :
+       {"deepseek-v3", "kimi-k2", "qwen3-235b-a22b", "mixtral-8x7b", "gpt-oss-120b", "llama3.1-8b"}) {
     CAPTURE(name);
     const ModelSpec imported = load_model_file(hf(name));  // format detected from "architectures"
     const ModelSpec catalog = catalog_model(name);
@@ -46,7 +47,7 @@ TEST_CASE("Qwen3-MoE layer rules: mlp_only_layers and decoder_sparse_step") {
       "num_hidden_layers": 6, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "intermediate_size": 512,
       "moe_intermediate_size": 64, "num_experts": 8, "num_experts_per_tok": 2, "vocab_size": 100,
       "decoder_sparse_step": 2, "mlp_only_layers": [3]})",
-                                            "qwen.json");
+                                      "qwen.json");
   CHECK(m.moe.layer_pattern == std::vector<int>{0, 1, 0, 0, 0, 1});
   CHECK(m.attention.qk_norm);
   CHECK(m.name == "qwen");
@@ -57,14 +58,14 @@ TEST_CASE("GPT-OSS without layer_types alternates windows; null q_lora_rank mean
       "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "intermediate_size": 2880,
       "num_local_experts": 32, "num_experts_per_tok": 4, "vocab_size": 201088, "sliding_window": 128,
       "swiglu_limit": 7.0, "rope_scaling": {"rope_type": "yarn", "factor": 32.0}})",
-                                            "g.json");
+                                      "g.json");
   CHECK(g.ffn.activation_clamp == 7.0);
   CHECK(g.attention.yarn_rope);
   try {
     model_from_text(R"({"model_type": "gpt_oss", "hidden_size": 2880, "num_hidden_layers": 4,
         "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "intermediate_size": 2880,
         "num_local_experts": 32, "num_experts_per_tok": 4, "vocab_size": 201088, "rope_scaling": {"rope_type": 5}})",
-                          "bad.json");
+                    "bad.json");
     FAIL("expected ConfigError");
   } catch (const moesim::ConfigError& e) {
     CHECK(std::string(e.what()).find("bad.json:/rope_scaling: rope_type must be a string, got 5") != std::string::npos);
@@ -77,7 +78,7 @@ TEST_CASE("GPT-OSS without layer_types alternates windows; null q_lora_rank mean
       "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "intermediate_size": 10944,
       "moe_intermediate_size": 1408, "n_routed_experts": 64, "n_shared_experts": 2, "num_experts_per_tok": 6,
       "first_k_dense_replace": 1, "n_group": 1, "topk_group": 1, "vocab_size": 102400})",
-                                               "lite.json");
+                                         "lite.json");
   CHECK(lite.attention.q_lora_rank == 0);
   CHECK(lite.moe.shared_expert_ffn_hidden_size == 1408);
   CHECK(lite.moe.router_score == RouterScore::softmax);  // V2's default scoring
@@ -92,9 +93,15 @@ TEST_CASE("bad HF configs: missing required keys, unsupported architectures, inc
   CHECK(config_error([&] { load_model_file(missing); }) ==
         missing + ":/num_local_experts: missing required key \"num_local_experts\"");
   const std::string arch = kHfFixtures + "unsupported_arch.json";
-  CHECK(config_error([&] { load_model_file(arch); }).find(arch + ":/architectures: unsupported architecture \"MambaForCausalLM\"; supported: DeepseekV3ForCausalLM, ") == 0);
+  CHECK(
+      config_error([&] { load_model_file(arch); })
+          .find(arch +
+                ":/architectures: unsupported architecture \"MambaForCausalLM\"; supported: DeepseekV3ForCausalLM, ") ==
+      0);
   const std::string topk = kHfFixtures + "topk_too_large.json";
-  CHECK(config_error([&] { load_model_file(topk); }) == topk + ":/num_experts_per_tok: top_k (16) exceeds num_experts (8)");
-  CHECK(config_error([] { model_from_text(R"({"model_type": "bert"})", "b.json"); })
-            .find("b.json:/model_type: unsupported model_type \"bert\"; supported: ") == 0);
+  CHECK(config_error([&] { load_model_file(topk); }) ==
+        topk + ":/num_experts_per_tok: top_k (16) exceeds num_experts (8)");
+  CHECK(config_error([] {
+          model_from_text(R"({"model_type": "bert"})", "b.json");
+        }).find("b.json:/model_type: unsupported model_type \"bert\"; supported: ") == 0);
 }

@@ -15,9 +15,9 @@ std::string stem(const std::filesystem::path& p) { return p.stem().string(); }
 TEST_CASE("every catalog file loads, and its name is its file name") {
   const ModelCatalog cat(kDataDir);
   const auto names = cat.names();
-  for (const char* n : {"deepseek-v3", "deepseek-v3-no-mtp", "deepseek-v3-mlperf", "kimi-k2", "qwen3-235b-a22b",
-                        "qwen3-30b-a3b", "gpt-oss-120b", "gpt-oss-20b", "mixtral-8x7b", "mixtral-8x22b", "llama3.1-8b",
-                        "llama3.1-70b", "llama3.1-405b"})
+  for (const char* n :
+       {"deepseek-v3", "deepseek-v3-no-mtp", "deepseek-v3-mlperf", "kimi-k2", "qwen3-235b-a22b", "qwen3-30b-a3b",
+        "gpt-oss-120b", "gpt-oss-20b", "mixtral-8x7b", "mixtral-8x22b", "llama3.1-8b", "llama3.1-70b", "llama3.1-405b"})
     CHECK(std::find(names.begin(), names.end(), n) != names.end());
   for (const auto& e : cat.entries()) {
     CAPTURE(e.name);
@@ -41,10 +41,12 @@ TEST_CASE("resolve: names and aliases case-insensitively, then ignoring punctuat
 TEST_CASE("unknown names: exit 2, the known names and a did-you-mean, never a guess") {
   const ModelCatalog cat(kDataDir);
   const std::string e = config_error([&] { cat.resolve("deepsek-v3"); });
-  CHECK(e.find("<flags>:--model: unknown model \"deepsek-v3\" (did you mean \"deepseek-v3\"?); known models: deepseek-v3, ") == 0);
+  CHECK(e.find("<flags>:--model: unknown model \"deepsek-v3\" (did you mean \"deepseek-v3\"?); known models: "
+               "deepseek-v3, ") == 0);
   CHECK(e.find("llama3.1-405b") != std::string::npos);
   // A near alias is suggested by its canonical name.
-  CHECK(config_error([&] { cat.resolve("Mixtral 8x22"); }).find("(did you mean \"mixtral-8x22b\"?)") != std::string::npos);
+  CHECK(config_error([&] { cat.resolve("Mixtral 8x22"); }).find("(did you mean \"mixtral-8x22b\"?)") !=
+        std::string::npos);
   // Nothing near: no suggestion, still the list.
   const std::string far = config_error([&] { cat.resolve("bloom"); });
   CHECK(far.find("did you mean") == std::string::npos);
@@ -71,7 +73,8 @@ TEST_CASE("every model named in groundtruth.csv resolves (except two architectur
   for (const auto& m : models) {
     CAPTURE(m);
     if (unsupported.count(m)) {
-      CHECK(config_error([&] { cat.resolve(m, "groundtruth.csv", "/model"); }).find("unknown model") != std::string::npos);
+      CHECK(config_error([&] { cat.resolve(m, "groundtruth.csv", "/model"); }).find("unknown model") !=
+            std::string::npos);
       continue;
     }
     CHECK_NOTHROW(cat.load(m));
@@ -91,11 +94,12 @@ TEST_CASE("a catalog with a broken file, a wrong name or a duplicate alias is re
   std::ofstream(dir / "models" / "b.json") << R"({"name": "bee", "source": "s", "aliases": ["shared"]})";
   const std::string e = config_error([&] { ModelCatalog cat(dir); });
   const std::string b = (dir / "models" / "b.json").string();
-  CHECK(e == b + ":/name: name \"bee\" differs from the file name \"b\"\n" + b + ":/aliases: \"shared\" is already a name or alias of " +
-                 (dir / "models" / "a.json").string());
+  CHECK(e == b + ":/name: name \"bee\" differs from the file name \"b\"\n" + b +
+                 ":/aliases: \"shared\" is already a name or alias of " + (dir / "models" / "a.json").string());
   std::filesystem::remove_all(dir);
   // An empty data directory gives an empty catalog and says so when asked for a model.
   const auto empty = std::filesystem::temp_directory_path() / "moesim-model-catalog-empty";
   std::filesystem::create_directories(empty);
-  CHECK(config_error([&] { ModelCatalog(empty).resolve("deepseek-v3"); }).find("no models/ folder") != std::string::npos);
+  CHECK(config_error([&] { ModelCatalog(empty).resolve("deepseek-v3"); }).find("no models/ folder") !=
+        std::string::npos);
 }

@@ -30,8 +30,9 @@ TEST_CASE("a small valid file: mha defaults, explicit MoE pattern, gelu") {
 TEST_CASE("malformed JSON names the file, line and column") {
   const std::string e = load_error("malformed.json");
   CAPTURE(e);
-  CHECK(e == kModelFixtures + "malformed.json: malformed JSON at line 5, column 14: syntax error while parsing object - "
-                             "unexpected string literal; expected '}'");
+  CHECK(e == kModelFixtures +
+                 "malformed.json: malformed JSON at line 5, column 14: syntax error while parsing object - "
+                 "unexpected string literal; expected '}'");
   CHECK(lines(e) == 1);
 }
 
@@ -63,8 +64,8 @@ TEST_CASE("zero and negative sizes") {
 TEST_CASE("cross-checks: top_k > num_experts, heads not divisible by groups, dense layers without FFN") {
   const std::string f = kModelFixtures + "topk_gt_experts.json";
   const std::string e = load_error("topk_gt_experts.json");
-  CHECK(e == f + ":/attention/num_query_groups: num_attention_heads (32) is not divisible by num_query_groups (5)\n" + f +
-                 ":/moe/top_k: top_k (16) exceeds num_experts (8)\n" + f +
+  CHECK(e == f + ":/attention/num_query_groups: num_attention_heads (32) is not divisible by num_query_groups (5)\n" +
+                 f + ":/moe/top_k: top_k (16) exceeds num_experts (8)\n" + f +
                  ":/ffn/ffn_hidden_size: dense layers (1) need a positive ffn_hidden_size");
 }
 
@@ -73,7 +74,7 @@ TEST_CASE("in-memory text and MLA keys in a GQA model") {
     model_from_text(R"({"name": "x", "source": "t", "hidden_size": 64, "num_layers": 2, "vocab_size": 10,
       "attention": {"kind": "gqa", "num_attention_heads": 4, "num_query_groups": 2, "kv_lora_rank": 512},
       "ffn": {"ffn_hidden_size": 128}})",
-                                    "inline.json");
+                    "inline.json");
   });
   CHECK(e.find("inline.json:/attention/kv_lora_rank: unknown key \"kv_lora_rank\"") == 0);
 }
@@ -88,7 +89,8 @@ TEST_CASE("clamped SwiGLU and YaRN RoPE: read from the catalog; a clamp needs a 
   const std::string e = config_error([] {
     model_from_text(R"({"name": "x", "hidden_size": 64, "num_layers": 2, "vocab_size": 100,
         "attention": {"kind": "mha", "num_attention_heads": 4},
-        "ffn": {"ffn_hidden_size": 128, "activation": "gelu", "activation_clamp": 7.0}})", "x.json");
+        "ffn": {"ffn_hidden_size": 128, "activation": "gelu", "activation_clamp": 7.0}})",
+                    "x.json");
   });
   CHECK(e.find("x.json:/ffn/activation_clamp: a clamp limit needs activation \"swiglu\"") != std::string::npos);
 }

@@ -66,9 +66,9 @@ TEST_CASE("check_spec cross-checks") {
   const auto problems = check_spec(s);
   std::vector<std::string> fields;
   for (const auto& p : problems) fields.push_back(p.field);
-  CHECK(fields == std::vector<std::string>{"/attention/num_query_groups", "/moe/top_k", "/moe/shared_expert_ffn_hidden_size",
-                                           "/moe/n_group", "/moe/topk_group", "/moe/first_k_dense_replace",
-                                           "/ffn/ffn_hidden_size"});
+  CHECK(fields == std::vector<std::string>{"/attention/num_query_groups", "/moe/top_k",
+                                           "/moe/shared_expert_ffn_hidden_size", "/moe/n_group", "/moe/topk_group",
+                                           "/moe/first_k_dense_replace", "/ffn/ffn_hidden_size"});
   CHECK(problems[1].message == "top_k (9) exceeds num_experts (8)");
   for (const auto& name : ModelCatalog(kDataDir).names()) {
     CAPTURE(name);

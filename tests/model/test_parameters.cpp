@@ -77,7 +77,8 @@ TEST_CASE("published totals of moe-modeling.md §1.2, and Kimi-K2") {
   const auto kimi = count_parameters(catalog_model("kimi-k2"));
   CHECK(kimi.total / 1e12 == doctest::Approx(1.04).epsilon(2e-2));
   CHECK(kimi.active / 1e9 == doctest::Approx(32.6).epsilon(2e-2));
-  CHECK(kimi.layers[0].attention == 1536LL * (7168 + 64 * 192 + 1) + 512LL * (7168 + 64 * 256 + 1) + 7168LL * 64 + 64LL * 128 * 7168);
+  CHECK(kimi.layers[0].attention ==
+        1536LL * (7168 + 64 * 192 + 1) + 512LL * (7168 + 64 * 256 + 1) + 7168LL * 64 + 64LL * 128 * 7168);
 }
 
 TEST_CASE("tied embeddings drop the head; a vocabulary override resizes both") {

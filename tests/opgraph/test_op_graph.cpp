@@ -74,24 +74,25 @@ TEST_CASE("labels are interned; ids follow insertion; collectives collect their 
 TEST_CASE("the invariant check reports every structural problem, with the op named") {
   OpGraph g = two_ranks();
   NetworkModel net{{1e9, 0.0}, {}};
-  g.add_op(compute_op(0, {5}));     // 0: dangling dep
-  g.add_op(compute_op(3));          // 1: rank out of range
+  g.add_op(compute_op(0, {5}));  // 0: dangling dep
+  g.add_op(compute_op(3));       // 1: rank out of range
   Op sync;
-  sync.kind = OpKind::host_sync;    // 2: host_sync on a GPU stream
+  sync.kind = OpKind::host_sync;  // 2: host_sync on a GPU stream
   g.add_op(sync);
   Collective c;
-  c.flows.push_back(Flow{{0, 2}, 10.0});   // link 2 does not exist
-  c.flows.push_back(Flow{{0, 0}, -1.0});   // link twice, negative bytes
-  c.sm_count = 100;                        // as many SMs as the GPU has
+  c.flows.push_back(Flow{{0, 2}, 10.0});  // link 2 does not exist
+  c.flows.push_back(Flow{{0, 0}, -1.0});  // link twice, negative bytes
+  c.sm_count = 100;                       // as many SMs as the GPU has
   const auto cid = g.add_collective(c);
-  g.add_op(member_op(1, cid));            // 3
+  g.add_op(member_op(1, cid));                   // 3
   g.add_op(member_op(1, cid, Stream::tp_comm));  // 4: second member on rank 1
   const std::string m = problems(g, net);
   CHECK(m.find("invalid op graph (10 problems):") != std::string::npos);
   CHECK(m.find("link 1 has capacity 0.000000 B/s (must be > 0)") != std::string::npos);
   CHECK(m.find("op 0 (rank 0, compute stream, compute): dangling dep on op 5") != std::string::npos);
   CHECK(m.find("op 1 (rank 3, compute stream, compute): rank out of range (2 ranks)") != std::string::npos);
-  CHECK(m.find("op 2 (rank 0, compute stream, host_sync): a host_sync op must be on the host stream") != std::string::npos);
+  CHECK(m.find("op 2 (rank 0, compute stream, host_sync): a host_sync op must be on the host stream") !=
+        std::string::npos);
   CHECK(m.find("collective 0 holds 100 SMs but rank 1 has only 100") != std::string::npos);
   CHECK(m.find("collective 0 has two members on rank 1 (one op per simulated rank)") != std::string::npos);
   CHECK(m.find("collective 0 flow 0 crosses link 2, outside the network (2 links)") != std::string::npos);
@@ -109,10 +110,10 @@ TEST_CASE("the invariant check shows a dozen problems and counts the rest") {
 
 TEST_CASE("a dependency cycle is reported with the ops on it") {
   OpGraph g = two_ranks();
-  g.add_op(compute_op(0));          // 0
-  g.add_op(compute_op(1, {3}));     // 1 waits for 3
-  g.add_op(compute_op(1));          // 2
-  Op last = compute_op(0, {1});     // 3 waits for 1
+  g.add_op(compute_op(0));       // 0
+  g.add_op(compute_op(1, {3}));  // 1 waits for 3
+  g.add_op(compute_op(1));       // 2
+  Op last = compute_op(0, {1});  // 3 waits for 1
   last.stream = Stream::tp_comm;
   last.kind = OpKind::delay;
   g.add_op(last);

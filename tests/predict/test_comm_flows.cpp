@@ -44,10 +44,11 @@ TEST_CASE("an uncontended collective in the engine lasts comm/'s closed-form tim
     const char* name;
     comm::CollectiveSpec spec;
   };
-  for (const auto& [name, spec] : {Case{"ring AG in one domain", {comm::Collective::all_gather, comm::Algorithm::ring, {8, 8}, 2e9}},
-                                   Case{"ring RS across 4 domains", {comm::Collective::reduce_scatter, comm::Algorithm::ring, {32, 8}, 2e9}},
-                                   Case{"all-to-all across 2 domains", {comm::Collective::all_to_all, comm::Algorithm::direct, {16, 8}, 5e8}},
-                                   Case{"send/recv across domains", {comm::Collective::send_recv, comm::Algorithm::direct, {2, 1}, 1e8}}}) {
+  for (const auto& [name, spec] :
+       {Case{"ring AG in one domain", {comm::Collective::all_gather, comm::Algorithm::ring, {8, 8}, 2e9}},
+        Case{"ring RS across 4 domains", {comm::Collective::reduce_scatter, comm::Algorithm::ring, {32, 8}, 2e9}},
+        Case{"all-to-all across 2 domains", {comm::Collective::all_to_all, comm::Algorithm::direct, {16, 8}, 5e8}},
+        Case{"send/recv across domains", {comm::Collective::send_recv, comm::Algorithm::direct, {2, 1}, 1e8}}}) {
     CAPTURE(name);
     const double expected = comm::collective_cost(spec, m.fabric()).seconds;
     CHECK(play(m.collective(spec), up, out) == doctest::Approx(expected).epsilon(1e-6));

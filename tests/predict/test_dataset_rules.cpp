@@ -52,10 +52,13 @@ TEST_CASE("the repository's rules load, every rule with its source") {
   for (const auto& f : rules.flops_conventions) CHECK_FALSE(f.source.empty());
   for (const auto& a : rules.spellings.dispatcher) CHECK_FALSE(a.source.empty());
   // The dispatcher spellings of the published tables.
-  for (const auto& [cell, reads_as] : {std::pair{"", "alltoall"}, {"Recipe default", "alltoall"}, {"n/a", "alltoall"},
-                                       {"all-to-all (torch native)", "alltoall"}, {"flex", "deepep"},
-                                       {"flex (recipe default; DeepEP/HybridEP)", "deepep"}, {"HybridEP (likely)",
-                                                                                              "hybridep (likely)"}}) {
+  for (const auto& [cell, reads_as] : {std::pair{"", "alltoall"},
+                                       {"Recipe default", "alltoall"},
+                                       {"n/a", "alltoall"},
+                                       {"all-to-all (torch native)", "alltoall"},
+                                       {"flex", "deepep"},
+                                       {"flex (recipe default; DeepEP/HybridEP)", "deepep"},
+                                       {"HybridEP (likely)", "hybridep (likely)"}}) {
     CAPTURE(cell);
     CHECK(rules.spellings.dispatcher_text(cell) == reads_as);
   }
@@ -64,8 +67,10 @@ TEST_CASE("the repository's rules load, every rule with its source") {
 TEST_CASE("rules apply where their condition holds, and never over a stated column") {
   const auto rules = predict::load_dataset_rules(kRoot);
   const auto m = test::h100x8().model;  // small-moe: GQA attention
-  predict::Row row{{"framework", "Megatron-Bridge/MCore"}, {"hardware", "GB300 NVL72"},
-                   {"source", "docs (26.06 NeMo container)"}, {"notes", ""}};
+  predict::Row row{{"framework", "Megatron-Bridge/MCore"},
+                   {"hardware", "GB300 NVL72"},
+                   {"source", "docs (26.06 NeMo container)"},
+                   {"notes", ""}};
   layout::Layout l;
   l.precision = layout::Precision::mxfp8;
   rules.apply(row, m, l);
@@ -83,9 +88,10 @@ TEST_CASE("rules apply where their condition holds, and never over a stated colu
   CHECK_FALSE(stated.fp8_attention);
   CHECK(stated.te_version == layout::kLatestTeVersion);  // the column is read by the row reader, not here
 
-  for (const auto& [framework, convention] :
-       {std::pair{"JAX (MaxText)", model::FlopsConvention::maxtext}, {"jax", model::FlopsConvention::maxtext},
-        {"TorchTitan", model::FlopsConvention::torchtitan}, {"NeMo AutoModel", model::FlopsConvention::megatron}}) {
+  for (const auto& [framework, convention] : {std::pair{"JAX (MaxText)", model::FlopsConvention::maxtext},
+                                              {"jax", model::FlopsConvention::maxtext},
+                                              {"TorchTitan", model::FlopsConvention::torchtitan},
+                                              {"NeMo AutoModel", model::FlopsConvention::megatron}}) {
     CAPTURE(framework);
     CHECK(rules.flops_convention({{"framework", framework}}, m, l) == convention);
   }

@@ -33,9 +33,10 @@ void check_golden(const std::string& name, const predict::Case& c) {
   REQUIRE_MESSAGE(in.good(), "missing golden file " << path << " (run with MOESIM_UPDATE_GOLDEN=1)");
   std::stringstream expected;
   expected << in.rdbuf();
-  CHECK_MESSAGE(actual == expected.str(), "step report differs from " << path
-                                                                      << "; if intended, rerun with MOESIM_UPDATE_GOLDEN=1 and review the diff\n"
-                                                                      << actual);
+  CHECK_MESSAGE(actual == expected.str(),
+                "step report differs from " << path
+                                            << "; if intended, rerun with MOESIM_UPDATE_GOLDEN=1 and review the diff\n"
+                                            << actual);
 }
 }  // namespace
 

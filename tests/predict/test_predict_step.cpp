@@ -39,7 +39,10 @@ predict::Case fsdp(predict::Case c) {
   return c;
 }
 std::vector<Named> cases() {
-  return {{"h100x8", h100x8()}, {"gb200x64", gb200x64()}, {"h100x8 fsdp", fsdp(h100x8())}, {"gb200x64 fsdp", fsdp(gb200x64())}};
+  return {{"h100x8", h100x8()},
+          {"gb200x64", gb200x64()},
+          {"h100x8 fsdp", fsdp(h100x8())},
+          {"gb200x64 fsdp", fsdp(gb200x64())}};
 }
 }  // namespace
 
@@ -140,7 +143,9 @@ TEST_CASE("throughput identities: tokens, TFLOPS and MFU follow from the step ti
     const double fpt = model::training_flops_per_token(c.model, fo).total();
     CHECK(r.flops_per_token == fpt);
     CHECK(r.tflops_per_gpu == fpt * tokens / r.step_time_s / c.layout.gpus / 1e12);
-    CHECK(r.mfu == doctest::Approx(r.tflops_per_gpu * 1e12 / *c.system.gpu.peak_flops(topology::MathDtype::bf16)).epsilon(1e-15));
+    CHECK(
+        r.mfu ==
+        doctest::Approx(r.tflops_per_gpu * 1e12 / *c.system.gpu.peak_flops(topology::MathDtype::bf16)).epsilon(1e-15));
     CHECK(r.flops_convention == "megatron");
     CHECK(r.gpus == c.layout.gpus);
     CHECK(r.simulated_ranks == c.layout.pp);
@@ -152,8 +157,8 @@ TEST_CASE("throughput identities: tokens, TFLOPS and MFU follow from the step ti
 }
 
 TEST_CASE("breakdown: the documented parts, each non-negative") {
-  const std::set<std::string> documented{"compute", "optimizer", "exposed_tp", "exposed_cp", "exposed_ep",
-                                         "exposed_dp", "exposed_pp", "host", "bubble"};
+  const std::set<std::string> documented{"compute",    "optimizer",  "exposed_tp", "exposed_cp", "exposed_ep",
+                                         "exposed_dp", "exposed_pp", "host",       "bubble"};
   for (const auto& [name, c] : cases()) {
     CAPTURE(name);
     const auto r = run(c).report;
@@ -233,7 +238,9 @@ TEST_CASE("layout_summary names the parallel sizes and the stack") {
   CHECK(predict::layout_summary(fsdp(h100x8()).layout).starts_with("TP1 PP2 EP4 FSDP4 MBS1"));
 }
 
-TEST_CASE("host share: GPU idle time while ready ops waited for their launch; grows with host costs, vanishes in a full graph") {
+TEST_CASE(
+    "host share: GPU idle time while ready ops waited for their launch; grows with host costs, vanishes in a full "
+    "graph") {
   predict::PredictOptions o;
   const auto base = predict::predict_step(h100x8(), o).report;
   CHECK(base.breakdown.at("host") > 0);  // the small eager case is partly host-bound (golden)
@@ -272,7 +279,8 @@ TEST_CASE("tp_comm_overlap hides most TP time behind the GEMMs and needs sequenc
   const model::ModelCatalog models(MOESIM_SOURCE_DIR);
   predict::Case big{models.load("llama3.1-70b"), test::systems().resolve("dgx-h100"), serial.layout};
   big.layout = layout::Layout{};
-  big.layout.gpus = 64, big.layout.tp = 8, big.layout.pp = 8, big.layout.mbs = 1, big.layout.gbs = 128, big.layout.seq = 8192;
+  big.layout.gpus = 64, big.layout.tp = 8, big.layout.pp = 8, big.layout.mbs = 1, big.layout.gbs = 128,
+  big.layout.seq = 8192;
   const double t_serial = predict::predict_step(big, o).report.step_time_s;
   big.layout.tp_comm_overlap = true;
   CHECK(predict::predict_step(big, o).report.step_time_s < 0.9 * t_serial);

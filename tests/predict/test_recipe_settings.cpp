@@ -71,12 +71,13 @@ TEST_CASE("refinements: a bare partial graph gets its scopes, a bare flex dispat
 TEST_CASE("recipe lines fill unstated cells and never replace a stated one") {
   auto t = measurements();
   const auto filled = predict::apply_recipe_settings(
-      t, recipes("GT1,cuda_graph,\"partial: moe_router, moe_preprocess\",H,recipe.py@abc\n"
-                 "GT1,recompute,full,H,recipe.py@abc\n"  // stated ("none"): skipped
-                 "GT2,dispatcher,hybridep,M,recipe.py@abc\n"
-                 "GT2,cuda_graph,full,M,recipe.py@abc\n"  // stated ("partial") and not a refinement: skipped
-                 "GT3,dispatcher,deepep,L,recipe.py@abc\n"
-                 "GT3,recompute,\"selective: mlp\",L,recipe.py@abc\n"),
+      t,
+      recipes("GT1,cuda_graph,\"partial: moe_router, moe_preprocess\",H,recipe.py@abc\n"
+              "GT1,recompute,full,H,recipe.py@abc\n"  // stated ("none"): skipped
+              "GT2,dispatcher,hybridep,M,recipe.py@abc\n"
+              "GT2,cuda_graph,full,M,recipe.py@abc\n"  // stated ("partial") and not a refinement: skipped
+              "GT3,dispatcher,deepep,L,recipe.py@abc\n"
+              "GT3,recompute,\"selective: mlp\",L,recipe.py@abc\n"),
       spellings());
   REQUIRE(filled.size() == 4);
   CHECK(filled[0].id == "GT1");
@@ -101,19 +102,20 @@ TEST_CASE("bad recipe lines: unknown id or column, repeats, missing value or sou
   CHECK(message(recipes("GT1,dispatcher,,H,s\nGT1,cuda_graph,full,H,\n")) ==
         "r.csv:2: recipe line for GT1 dispatcher needs a value and a source\n"
         "r.csv:3: recipe line for GT1 cuda_graph needs a value and a source");
-  CHECK(message(recipes("GT1,cuda_graph,ful,H,s\nGT1,a2a_overlap,true,H,s\nGT2,mtp,1.5,H,s\n"
-                        "GT3,expert_capacity_factor,lots,H,s\nGT3,recompute,selective: mlpp,H,s\nGT2,te_version,2,H,s\n"
-                        "GT2,grouped_gemm,fused-mpl,H,s\nGT3,cpu_binding,off,H,s\n")) ==
-        "r.csv:2: GT1 cuda_graph: expected cuda_graph none | partial | full, got \"ful\" (did you mean \"full\"?)\n"
-        "r.csv:3: GT1 a2a_overlap: expected 0 or 1, got \"true\"\n"
-        "r.csv:4: GT2 mtp: expected a non-negative integer, got \"1.5\"\n"
-        "r.csv:5: GT3 expert_capacity_factor: expected a positive number, got \"lots\"\n"
-        "r.csv:6: GT3 recompute: expected recompute module core_attn | mlp | moe | moe_act | layernorm | mla_up_proj "
-        "| shared_experts, got \"mlpp\" (did you mean \"mlp\"?)\n"
-        "r.csv:7: GT2 te_version: expected a Transformer Engine version MAJOR.MINOR such as \"2.12\", got \"2\"\n"
-        "r.csv:8: GT2 grouped_gemm: expected grouped_gemm auto | per-expert | fused | fused-mlp, got \"fused-mpl\" (did "
-        "you mean \"fused-mlp\"?)\n"
-        "r.csv:9: GT3 cpu_binding: expected 0 or 1, got \"off\"");
+  CHECK(
+      message(recipes("GT1,cuda_graph,ful,H,s\nGT1,a2a_overlap,true,H,s\nGT2,mtp,1.5,H,s\n"
+                      "GT3,expert_capacity_factor,lots,H,s\nGT3,recompute,selective: mlpp,H,s\nGT2,te_version,2,H,s\n"
+                      "GT2,grouped_gemm,fused-mpl,H,s\nGT3,cpu_binding,off,H,s\n")) ==
+      "r.csv:2: GT1 cuda_graph: expected cuda_graph none | partial | full, got \"ful\" (did you mean \"full\"?)\n"
+      "r.csv:3: GT1 a2a_overlap: expected 0 or 1, got \"true\"\n"
+      "r.csv:4: GT2 mtp: expected a non-negative integer, got \"1.5\"\n"
+      "r.csv:5: GT3 expert_capacity_factor: expected a positive number, got \"lots\"\n"
+      "r.csv:6: GT3 recompute: expected recompute module core_attn | mlp | moe | moe_act | layernorm | mla_up_proj "
+      "| shared_experts, got \"mlpp\" (did you mean \"mlp\"?)\n"
+      "r.csv:7: GT2 te_version: expected a Transformer Engine version MAJOR.MINOR such as \"2.12\", got \"2\"\n"
+      "r.csv:8: GT2 grouped_gemm: expected grouped_gemm auto | per-expert | fused | fused-mlp, got \"fused-mpl\" (did "
+      "you mean \"fused-mlp\"?)\n"
+      "r.csv:9: GT3 cpu_binding: expected 0 or 1, got \"off\"");
   CHECK(message(recipes("GT1,dispatcher,deepep,H,s\nGT1,dispatcher,hybridep,H,s\n")) ==
         "r.csv:3: second recipe line for GT1 dispatcher");
 }

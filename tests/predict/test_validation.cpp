@@ -13,8 +13,8 @@
 #include "predict/dataset_rules.hpp"
 #include "predict/param_fit.hpp"
 #include "predict/validation.hpp"
-#include "report/validation_report.hpp"
 #include "predict_cases.hpp"
+#include "report/validation_report.hpp"
 
 namespace {
 using namespace moesim;
@@ -26,13 +26,15 @@ const std::string kHeader =
 // small-moe on 8 H100 (the h100x8 fixture case) with `metric` and `value`.
 std::string row(const std::string& id, const std::string& metric, const std::string& value,
                 const std::string& model = "small-moe", const std::string& tp = "1") {
-  return id + "," + model + ",DGX-H100,8," + tp + ",2,,4,1,1,4,1,32,4096,BF16,Megatron-Core,alltoall,none,0,none,0,balanced,," +
-         metric + "," + value + ",unit,test,notes\n";
+  return id + "," + model + ",DGX-H100,8," + tp +
+         ",2,,4,1,1,4,1,32,4096,BF16,Megatron-Core,alltoall,none,0,none,0,balanced,," + metric + "," + value +
+         ",unit,test,notes\n";
 }
 
 // The repository's dataset rules (data/rules/), read once.
 std::shared_ptr<const predict::DatasetRules> rules() {
-  static const auto loaded = std::make_shared<const predict::DatasetRules>(predict::load_dataset_rules(MOESIM_SOURCE_DIR));
+  static const auto loaded =
+      std::make_shared<const predict::DatasetRules>(predict::load_dataset_rules(MOESIM_SOURCE_DIR));
   return loaded;
 }
 
@@ -46,10 +48,18 @@ predict::Resolvers resolvers() {
 
 // One small-moe row on 8 H100 as a column map (TP1 PP2 EP4, 32 x 4096 tokens, 100 TFLOPS measured), plus `extra`.
 std::map<std::string, std::string> small_row(std::map<std::string, std::string> extra = {}) {
-  std::map<std::string, std::string> r{{"id", "X"},     {"model", "small-moe"}, {"hardware", "DGX-H100"},
-                                       {"gpus", "8"},   {"tp", "1"},            {"pp", "2"},
-                                       {"ep", "4"},     {"mbs", "1"},           {"gbs", "32"},
-                                       {"seq", "4096"}, {"metric", "tflops_per_gpu"}, {"value", "100"}};
+  std::map<std::string, std::string> r{{"id", "X"},
+                                       {"model", "small-moe"},
+                                       {"hardware", "DGX-H100"},
+                                       {"gpus", "8"},
+                                       {"tp", "1"},
+                                       {"pp", "2"},
+                                       {"ep", "4"},
+                                       {"mbs", "1"},
+                                       {"gbs", "32"},
+                                       {"seq", "4096"},
+                                       {"metric", "tflops_per_gpu"},
+                                       {"value", "100"}};
   for (auto& [k, v] : extra) r[k] = v;
   return r;
 }
@@ -127,7 +137,10 @@ TEST_CASE("a blank ep skips an MoE row and means no EP for a dense model") {
   predict::Resolvers rs{[&](const std::string&) { return dense; },
                         [](const std::string& name) { return test::systems().resolve(name); }, rules()};
   const auto d = predict::validate_table(
-      config::parse_csv(kHeader + "D,llama,DGX-H100,8,1,1,,,,,8,1,8,4096,BF16,Megatron-Core,,,,,,,,tflops_per_gpu,400,u,s,n\n", "t.csv"), rs);
+      config::parse_csv(
+          kHeader + "D,llama,DGX-H100,8,1,1,,,,,8,1,8,4096,BF16,Megatron-Core,,,,,,,,tflops_per_gpu,400,u,s,n\n",
+          "t.csv"),
+      rs);
   REQUIRE(d.rows.size() == 1);
   CHECK(d.rows[0].skipped.empty());
   REQUIRE(d.rows[0].predicted.has_value());
@@ -148,11 +161,11 @@ TEST_CASE("ladder steps: consecutive predicted rows, direction judged only beyon
   };
   add("A", "tflops_per_gpu", 100, 200);
   add("B", "tflops_per_gpu", 110, 210, {{"dispatcher", "deepep"}, {"mtp", "1"}});  // +10 % measured, +5 % predicted
-  add("C", "tflops_per_gpu", 112, 200);  // +1.8 % measured: not judged
+  add("C", "tflops_per_gpu", 112, 200);                                            // +1.8 % measured: not judged
   add("D", "tflops_per_gpu", 120, std::nullopt);  // skipped row: no step into or out of it
   add("E", "tflops_per_gpu", 130, 190);
-  add("F", "step_time_s", 2.0, 1.0);     // another metric: no step from E
-  add("G", "step_time_s", 1.0, 1.25);    // time halves (+100 % rate), predicted 25 % slower: wrong
+  add("F", "step_time_s", 2.0, 1.0);   // another metric: no step from E
+  add("G", "step_time_s", 1.0, 1.25);  // time halves (+100 % rate), predicted 25 % slower: wrong
   const auto steps = predict::ladder_steps(r);
   REQUIRE(steps.size() == 3);
   CHECK(steps[0].from == "A");
@@ -175,8 +188,9 @@ TEST_CASE("ladder steps: consecutive predicted rows, direction judged only beyon
         std::string::npos);
   CHECK(text.find("F      -> G        +100.0%     -20.0%  WRONG                               (none: the change is not "
                   "in the table)\n") != std::string::npos);
-  CHECK(text.find("steps judged 2, predicted in the measured direction 1; 1 judged step has no input column changed\n") !=
-        std::string::npos);
+  CHECK(
+      text.find("steps judged 2, predicted in the measured direction 1; 1 judged step has no input column changed\n") !=
+      std::string::npos);
 
   // A prediction that barely moves (rounding in the inputs) is not a direction.
   r.rows.clear();
@@ -212,11 +226,14 @@ TEST_CASE("refitting one general parameter recovers the value that produced the 
   CHECK(report::to_text(fit).find("rows informing it (prediction moves > 1% across the bounds, 1): E\n") !=
         std::string::npos);
 
-  CHECK_THROWS_AS(predict::fit_param(table, resolvers(), {}, fit_request("framework_host_factor", 2.0, 1.0, 10)), ConfigError);
-  CHECK_THROWS_AS(predict::fit_param(table, resolvers(), {}, fit_request("framework_host_facto", 1.0, 2.0, 10)), ConfigError);
+  CHECK_THROWS_AS(predict::fit_param(table, resolvers(), {}, fit_request("framework_host_factor", 2.0, 1.0, 10)),
+                  ConfigError);
+  CHECK_THROWS_AS(predict::fit_param(table, resolvers(), {}, fit_request("framework_host_facto", 1.0, 2.0, 10)),
+                  ConfigError);
 }
 
-TEST_CASE("refitting a kernel constant rebuilds the kernel model at every value and recovers the one that made the row") {
+TEST_CASE(
+    "refitting a kernel constant rebuilds the kernel model at every value and recovers the one that made the row") {
   // The row is what the model predicts with Hopper memory-bound kernels at 0.5 of HBM bandwidth; the built-in
   // value differs, and the fit must find 0.5 again through the kernel model factory.
   auto k = kernels::builtin_kernel_efficiency();
@@ -231,28 +248,41 @@ TEST_CASE("refitting a kernel constant rebuilds the kernel model at every value 
   auto req = fit_request("elementwise_hbm_fraction_hopper", 0.1, 1.0, 40);
   req.kernel_params = kernels::builtin_kernel_efficiency();
   int built = 0;
-  req.kernel_model_for = [&built](const kernels::KernelEfficiencyParams& p) -> std::unique_ptr<kernels::KernelCostModel> {
+  req.kernel_model_for =
+      [&built](const kernels::KernelEfficiencyParams& p) -> std::unique_ptr<kernels::KernelCostModel> {
     ++built;
     return std::make_unique<kernels::RooflineKernelCostModel>(p);
   };
   const auto fit = predict::fit_param(table, resolvers(), {}, req);
   CHECK(fit.best == doctest::Approx(0.5).epsilon(1e-3));
-  CHECK(fit.current == doctest::Approx(kernels::builtin_kernel_efficiency().elementwise_fraction(kernels::Arch::hopper)));
+  CHECK(fit.current ==
+        doctest::Approx(kernels::builtin_kernel_efficiency().elementwise_fraction(kernels::Arch::hopper)));
   CHECK(fit.informing_rows == std::vector<std::string>{"E"});
   CHECK(built >= 40);
   req.kernel_model_for = nullptr;
   CHECK_THROWS_AS(predict::fit_param(table, resolvers(), {}, req), InternalError);
 }
 
-TEST_CASE("Megatron-Bridge recipe defaults: BF16 gradient reduce; FP8 attention where the row or groundtruth.md §6 says so") {
+TEST_CASE(
+    "Megatron-Bridge recipe defaults: BF16 gradient reduce; FP8 attention where the row or groundtruth.md §6 says so") {
   auto bridge = [](const std::string& precision, const std::string& hardware, const std::string& source,
                    const std::string& notes) {
-    std::map<std::string, std::string> r{{"id", "X"},         {"model", "small-moe"}, {"hardware", hardware},
-                                         {"gpus", "8"},       {"tp", "1"},            {"pp", "2"},
-                                         {"ep", "4"},         {"mbs", "1"},           {"gbs", "32"},
-                                         {"seq", "4096"},     {"precision", precision},
-                                         {"framework", "Megatron-Bridge/MCore"},      {"metric", "tflops_per_gpu"},
-                                         {"value", "100"},    {"source", source},     {"notes", notes}};
+    std::map<std::string, std::string> r{{"id", "X"},
+                                         {"model", "small-moe"},
+                                         {"hardware", hardware},
+                                         {"gpus", "8"},
+                                         {"tp", "1"},
+                                         {"pp", "2"},
+                                         {"ep", "4"},
+                                         {"mbs", "1"},
+                                         {"gbs", "32"},
+                                         {"seq", "4096"},
+                                         {"precision", precision},
+                                         {"framework", "Megatron-Bridge/MCore"},
+                                         {"metric", "tflops_per_gpu"},
+                                         {"value", "100"},
+                                         {"source", source},
+                                         {"notes", notes}};
     auto rc = predict::case_from_row(r, resolvers());
     REQUIRE(rc.c.has_value());
     return rc.c->layout;
@@ -295,7 +325,8 @@ TEST_CASE("refitting never rewards a value at which rows stop being predictable"
 
 TEST_CASE("the TE release of a row comes from the container or guide its source names") {
   using layout::TeVersion;
-  CHECK(rules()->te_version_from_source("docs/performance-summary-archive.md (25.11 NeMo container)") == TeVersion{2, 9});
+  CHECK(rules()->te_version_from_source("docs/performance-summary-archive.md (25.11 NeMo container)") ==
+        TeVersion{2, 9});
   CHECK(rules()->te_version_from_source("archive (26.02 NeMo container); recipe @cfeddcd94") == TeVersion{2, 12});
   CHECK(rules()->te_version_from_source("archive (26.04.01 NeMo container)") == TeVersion{2, 14});
   CHECK(rules()->te_version_from_source("results/theia_ngpu512_ngc26.04_nemo/gpt_oss_20b") == TeVersion{2, 14});

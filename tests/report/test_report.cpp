@@ -48,9 +48,13 @@ TEST_CASE("to_json_text: stable key order, breakdown as an object of seconds") {
   CHECK(j["step_time_s"] == 2.0);
   CHECK(j["tokens_per_s_per_gpu"] == 1024.5);
   CHECK(j["breakdown"] == nlohmann::ordered_json{{"bubble", 0.5}, {"compute", 1.5}});  // std::map order
-  CHECK(j["memory"][1] == nlohmann::ordered_json{{"pp_rank", 1}, {"weights_GiB", 1.5}, {"gradients_GiB", 2.0},
-                                                 {"optimizer_GiB", 3.0}, {"activations_GiB", 4.0},
-                                                 {"buffers_GiB", 5.0}, {"total_GiB", 15.5}});
+  CHECK(j["memory"][1] == nlohmann::ordered_json{{"pp_rank", 1},
+                                                 {"weights_GiB", 1.5},
+                                                 {"gradients_GiB", 2.0},
+                                                 {"optimizer_GiB", 3.0},
+                                                 {"activations_GiB", 4.0},
+                                                 {"buffers_GiB", 5.0},
+                                                 {"total_GiB", 15.5}});
   CHECK(j["simulated_ops"] == 1234);
   CHECK(text.substr(0, 20) == "{\n  \"model\": \"m\",\n  ");  // pretty-printed, two spaces
   CHECK(text.back() == '\n');

@@ -41,11 +41,15 @@ report::ValidationResult nothing_predicted() {
 TEST_CASE("JSON and text renderings of a validation result") {
   const auto r = one_predicted_one_skipped();
   const auto j = nlohmann::json::parse(report::to_json_text(r));
-  CHECK(j["rows"][0] == nlohmann::json{{"id", "A"}, {"metric", "tflops_per_gpu"}, {"measured", 200.0},
-                                       {"predicted", 250.0}, {"error_pct", 25.0}});
+  CHECK(j["rows"][0] ==
+        nlohmann::json{
+            {"id", "A"}, {"metric", "tflops_per_gpu"}, {"measured", 200.0}, {"predicted", 250.0}, {"error_pct", 25.0}});
   CHECK(j["rows"][1] == nlohmann::json{{"id", "B"}, {"skipped", "why"}});
-  CHECK(j["summary"] == nlohmann::json{{"n", 1}, {"skipped", 1}, {"median_abs_error_pct", 25.0},
-                                       {"p90_abs_error_pct", 25.0}, {"max_abs_error_pct", 25.0}});
+  CHECK(j["summary"] == nlohmann::json{{"n", 1},
+                                       {"skipped", 1},
+                                       {"median_abs_error_pct", 25.0},
+                                       {"p90_abs_error_pct", 25.0},
+                                       {"max_abs_error_pct", 25.0}});
   const auto text = report::to_text_table(r);
   CHECK(text.find("A      tflops_per_gpu                200.0      250.0   +25.0%  m / h\n") != std::string::npos);
   CHECK(text.find("B      skipped: why\n") != std::string::npos);
@@ -107,7 +111,8 @@ TEST_CASE("validate's output: kernel model, recipe cells and the ladder beside t
 TEST_CASE("the explained row's first line") {
   CHECK(report::explained_row_line("GT001", "tflops_per_gpu", 1000, 1100) ==
         "GT001 tflops_per_gpu: measured 1000, predicted 1100 (+10.0%)\n");
-  CHECK(report::explained_row_line("X", "step_time_s", 2.5, 2.0) == "X step_time_s: measured 2.5, predicted 2 (-20.0%)\n");
+  CHECK(report::explained_row_line("X", "step_time_s", 2.5, 2.0) ==
+        "X step_time_s: measured 2.5, predicted 2 (-20.0%)\n");
 }
 
 TEST_CASE("validate --fit's text") {

@@ -124,7 +124,7 @@ TEST_CASE("GB300 NVL72, 256 GPUs: 4 racks of 64 (groundtruth.md §6); EP32 group
   const auto inter = kinds(c, c.route(0, 64));  // same rail, same leaf (72 trays per Q3400 leaf)
   CHECK(inter == std::vector<LinkKind>{LinkKind::pcie, LinkKind::nic, LinkKind::nic, LinkKind::pcie});
   CHECK(c.route_bottleneck_Bps(0, 64) == 100e9);  // one CX-8 800G
-  for (int a = 0; a < 256; a += 32)  // every EP32 group sits inside one rack
+  for (int a = 0; a < 256; a += 32)               // every EP32 group sits inside one rack
     CHECK(c.domain_of(a) == c.domain_of(a + 31));
 
   const Cluster full = build_cluster(catalog().system("gb300-nvl72"), 144, ClusterOptions{72});
@@ -151,9 +151,10 @@ TEST_CASE("infeasible GPU counts are InfeasibleError (exit 3) with a precise rea
         "system \"dgx-h100\": num_gpus 12 is not a multiple of gpus_per_node 8 (a job larger than one node uses whole "
         "nodes); nearest valid: 8 or 16");
   CHECK(infeasible_text([&] { build_cluster(h100, 0); }).find("num_gpus must be positive, got 0") != std::string::npos);
-  CHECK(infeasible_text([&] { build_cluster(catalog().system("gb300-nvl72"), 256, ClusterOptions{66}); }) ==
-        "system \"gb300-nvl72\": gpus_used_per_domain 66 must be a multiple of gpus_per_node 4 between 4 and the domain "
-        "size 72");
+  CHECK(
+      infeasible_text([&] { build_cluster(catalog().system("gb300-nvl72"), 256, ClusterOptions{66}); }) ==
+      "system \"gb300-nvl72\": gpus_used_per_domain 66 must be a multiple of gpus_per_node 4 between 4 and the domain "
+      "size 72");
   CHECK(build_cluster(h100, 4).num_gpus() == 4);  // part of one node is fine
   CHECK(build_cluster(catalog().system("gb200-nvl72"), 8).num_domains() == 1);
 }

@@ -1,4 +1,4 @@
-// Part files: figures round-trip from reference/hardware.json; bad part files are reported precisely.
+// Part files: figures round-trip from data/reference/hardware.json; bad part files are reported precisely.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
-#include "topology/part_files.hpp"
 #include "expect_error.hpp"
+#include "topology/part_files.hpp"
 
 using namespace moesim;
 using namespace moesim::topology;
@@ -72,16 +72,16 @@ TEST_CASE("Hopper has no MXFP8 and no FP4; H800 has the reduced NVLink") {
   CHECK(gpu("h100-sxm").tensor_peak_clock_Hz.value() == doctest::Approx(1.83e9));
 }
 
-TEST_CASE("every GPU figure round-trips from reference/hardware.json") {
+TEST_CASE("every GPU figure round-trips from data/reference/hardware.json") {
   std::ifstream in(fs::path(MOESIM_REFERENCE_DIR) / "hardware.json");
   REQUIRE(in);
   const auto ref = nlohmann::json::parse(in)["gpus"];
-  const std::map<std::string, std::string> keys{{"h100-sxm", "H100_SXM"}, {"h800-sxm", "H800_SXM"}, {"h200-sxm", "H200_SXM"},
-                                                {"b200", "B200_HGX"},     {"gb200", "GB200"},       {"b300", "B300_HGX"},
-                                                {"gb300", "GB300"}};
-  const std::map<std::string, MathDtype> dtypes{{"bf16_dense", MathDtype::bf16}, {"fp16_dense", MathDtype::fp16},
-                                                {"fp8_dense", MathDtype::fp8},   {"mxfp8_dense", MathDtype::mxfp8},
-                                                {"fp4_dense", MathDtype::fp4},   {"tf32_dense", MathDtype::tf32},
+  const std::map<std::string, std::string> keys{
+      {"h100-sxm", "H100_SXM"}, {"h800-sxm", "H800_SXM"}, {"h200-sxm", "H200_SXM"}, {"b200", "B200_HGX"},
+      {"gb200", "GB200"},       {"b300", "B300_HGX"},     {"gb300", "GB300"}};
+  const std::map<std::string, MathDtype> dtypes{{"bf16_dense", MathDtype::bf16},    {"fp16_dense", MathDtype::fp16},
+                                                {"fp8_dense", MathDtype::fp8},      {"mxfp8_dense", MathDtype::mxfp8},
+                                                {"fp4_dense", MathDtype::fp4},      {"tf32_dense", MathDtype::tf32},
                                                 {"fp32_nontensor", MathDtype::fp32}};
   for (const auto& [name, key] : keys) {
     CAPTURE(name);
@@ -97,8 +97,10 @@ TEST_CASE("every GPU figure round-trips from reference/hardware.json") {
       if (!r.contains(field)) continue;
       CAPTURE(field);
       const auto& v = r.at(field).at("value");
-      if (v.is_null()) CHECK_FALSE(g.peak_flops(dtype).has_value());
-      else CHECK(g.peak_flops(dtype).value() == doctest::Approx(v.get<double>() * 1e12));
+      if (v.is_null())
+        CHECK_FALSE(g.peak_flops(dtype).has_value());
+      else
+        CHECK(g.peak_flops(dtype).value() == doctest::Approx(v.get<double>() * 1e12));
     }
   }
 }
@@ -127,7 +129,8 @@ TEST_CASE("calibration figures: SI conversion; a missing name is absent") {
 TEST_CASE("bad part files: negative bandwidth, unknown dtype, unknown unit, all at once") {
   const fs::path fx = fs::path(MOESIM_FIXTURES_DIR) / "topology";
   const std::string nic = config_error_text([&] { read_nic_file(fx / "nic_negative_bandwidth.json"); });
-  CHECK(nic.find("nic_negative_bandwidth.json:/bandwidth_GBps: expected a positive number, got -50") != std::string::npos);
+  CHECK(nic.find("nic_negative_bandwidth.json:/bandwidth_GBps: expected a positive number, got -50") !=
+        std::string::npos);
 
   const std::string g = config_error_text([&] { read_gpu_file(fx / "gpu_bad_dtype.json"); });
   CHECK(g.find("/dense_TFLOPS/bf8: unknown key \"bf8\" (did you mean \"") != std::string::npos);

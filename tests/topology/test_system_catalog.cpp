@@ -8,8 +8,8 @@
 
 #include "config/csv_table.hpp"
 #include "core/error.hpp"
-#include "topology/system_catalog.hpp"
 #include "expect_error.hpp"
+#include "topology/system_catalog.hpp"
 
 using namespace moesim;
 using namespace moesim::topology;
@@ -30,8 +30,9 @@ std::string config_error_text(const std::function<void()>& f) {
 }  // namespace
 
 TEST_CASE("the catalog loads with the expected systems and parts") {
-  CHECK(catalog().system_names() == std::vector<std::string>{"dgx-b200", "dgx-b300", "dgx-h100", "dgx-h200", "gb200-nvl72",
-                                                             "gb300-nvl72", "gb300-nvl72-spectrum-x", "hgx-h800"});
+  CHECK(catalog().system_names() == std::vector<std::string>{"dgx-b200", "dgx-b300", "dgx-h100", "dgx-h200",
+                                                             "gb200-nvl72", "gb300-nvl72", "gb300-nvl72-spectrum-x",
+                                                             "hgx-h800"});
   CHECK(catalog().parts().size() == 14);
 }
 
@@ -112,7 +113,8 @@ TEST_CASE("resolve: an existing path is loaded as a system file, anything else i
 
 TEST_CASE("bad system files") {
   SUBCASE("unknown key, with a did-you-mean and its JSON pointer") {
-    const std::string msg = config_error_text([] { catalog().load_system_file(kFixtures / "system_unknown_key.json"); });
+    const std::string msg =
+        config_error_text([] { catalog().load_system_file(kFixtures / "system_unknown_key.json"); });
     CHECK(msg.find("system_unknown_key.json:/scale_out/oversubscripton: unknown key \"oversubscripton\" (did you mean "
                    "\"oversubscription\"?)") != std::string::npos);
   }
@@ -131,14 +133,16 @@ TEST_CASE("bad system files") {
     } catch (const ConfigError& e) {
       REQUIRE(e.diagnostics().size() == 2);
       CHECK(e.diagnostics()[0].pointer == "/gpu");
-      CHECK(e.diagnostics()[0].message.find("unknown gpu part \"h100-sxn\" (did you mean \"h100-sxm\"?); known gpu parts: "
-                                            "b200, b300, gb200, gb300, h100-sxm, h200-sxm, h800-sxm") == 0);
+      CHECK(e.diagnostics()[0].message.find(
+                "unknown gpu part \"h100-sxn\" (did you mean \"h100-sxm\"?); known gpu parts: "
+                "b200, b300, gb200, gb300, h100-sxm, h200-sxm, h800-sxm") == 0);
       CHECK(e.diagnostics()[1].pointer == "/scale_out/nic");
       CHECK(e.diagnostics()[1].message.find("unknown nic part \"connectx7\" (did you mean \"connectx-7\"?)") == 0);
     }
   }
   SUBCASE("wrong switch kind and a leaf larger than its radix") {
-    const std::string msg = config_error_text([] { catalog().load_system_file(kFixtures / "system_wrong_switch_kind.json"); });
+    const std::string msg =
+        config_error_text([] { catalog().load_system_file(kFixtures / "system_wrong_switch_kind.json"); });
     CHECK(msg.find("/scale_up/switch: scale-up switch \"quantum-2-qm9700\" is of kind infiniband, expected nvswitch") !=
           std::string::npos);
     CHECK(msg.find("/scale_out/nodes_per_leaf: a leaf with 40 nodes needs 40 down + 40 up ports") != std::string::npos);

@@ -47,7 +47,7 @@ TEST_CASE("NCCL's choice: the fastest modelled algorithm for the op and the grou
   }
   // Inside one domain an all-reduce weighs ring against NVLS.
   const double best_ar = std::min(seconds(f, Collective::all_reduce, Algorithm::ring, {8, 8}, S),
-                                   seconds(f, Collective::all_reduce, Algorithm::nvls, {8, 8}, S));
+                                  seconds(f, Collective::all_reduce, Algorithm::nvls, {8, 8}, S));
   CHECK(time_of(m.nccl(Collective::all_reduce, {8, 8}, S)) == doctest::Approx(best_ar).epsilon(1e-12));
   // Reduce-scatter stays on the ring.
   CHECK(time_of(m.nccl(Collective::reduce_scatter, {8, 8}, S)) ==

@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
-#include "comm/measured_efficiency.hpp"
 #include "comm/expert_dispatch.hpp"
+#include "comm/measured_efficiency.hpp"
 #include "kernels/kernel_cost_model.hpp"
 #include "kernels/roofline_model.hpp"
 #include "model/model_loader.hpp"
@@ -52,7 +52,8 @@ layout::Layout base_layout(int ep) {
 }
 
 // The causal core-attention forward kernel of a GQA model's layer over `seq` tokens (one sequence, all heads).
-kernels::AttentionFwd gqa_attention(const model::ModelSpec& m, std::int64_t seq, kernels::DType d = kernels::DType::bf16) {
+kernels::AttentionFwd gqa_attention(const model::ModelSpec& m, std::int64_t seq,
+                                    kernels::DType d = kernels::DType::bf16) {
   kernels::AttentionFwd a;
   a.batch = 1, a.seq_q = a.seq_kv = seq, a.heads = m.attention.num_attention_heads;
   a.kv_heads = m.attention.num_query_groups, a.d_qk = a.d_v = m.attention.head_dim, a.causal = true, a.dtype = d;
@@ -344,7 +345,8 @@ TEST_CASE("a sliding-window layer's core attention costs what a window of that m
   const double t_full = f.model->seconds(a, dev);
   a.window = 129;
   const double t_window = f.model->seconds(a, dev);
-  CHECK(full.attention.fwd.seconds - windowed.attention.fwd.seconds == doctest::Approx(t_full - t_window).epsilon(1e-9));
+  CHECK(full.attention.fwd.seconds - windowed.attention.fwd.seconds ==
+        doctest::Approx(t_full - t_window).epsilon(1e-9));
 }
 
 TEST_CASE("device rates: a GPU's sustained-clock figure derates its math peaks, not its HBM") {
@@ -356,7 +358,8 @@ TEST_CASE("device rates: a GPU's sustained-clock figure derates its math peaks, 
   // GB200's figure comes from a sustained FP8 GEMM against its short-run MAMF (gb200.json); GB300 has none and
   // keeps its datasheet peak.
   const auto& gb200 = systems().system("gb200-nvl72").gpu;
-  CHECK(rates("gb200-nvl72").fp8_flops == doctest::Approx(0.804 * *gb200.peak_flops(topology::MathDtype::fp8)).epsilon(1e-12));
+  CHECK(rates("gb200-nvl72").fp8_flops ==
+        doctest::Approx(0.804 * *gb200.peak_flops(topology::MathDtype::fp8)).epsilon(1e-12));
   CHECK(rates("gb200-nvl72").hbm_Bps == gb200.hbm_Bps);
   const auto& gb300 = systems().system("gb300-nvl72").gpu;
   CHECK(rates("gb300-nvl72").bf16_flops == *gb300.peak_flops(topology::MathDtype::bf16));
@@ -484,7 +487,7 @@ TEST_CASE("token dropping: capacity scales routed copies; padding fills every ex
   l.expert_capacity_factor = 0.5;
   l.pad_expert_input_to_capacity = false;
   CHECK(l.routed_copies_scale(4096, 8, 128) == 0.5);  // half the copies dropped
-  l.expert_capacity_factor = 1.001;  // capacity rounds up (Megatron get_capacity): ceil(256.256) = 257
+  l.expert_capacity_factor = 1.001;                   // capacity rounds up (Megatron get_capacity): ceil(256.256) = 257
   l.pad_expert_input_to_capacity = true;
   CHECK(l.routed_copies_scale(4096, 8, 128) == doctest::Approx(257.0 / 256.0).epsilon(1e-12));
 
@@ -646,5 +649,6 @@ TEST_CASE("TE's fused grouped MLP: no activation kernels and no cast between fc1
   // GPT-OSS (expert biases): both bias adds and fc1's dbias go into the epilogues; fc2's dbias stays a kernel.
   const auto [oss_grouped, oss_fused] = both(load("gpt-oss-120b"));
   CHECK(oss_grouped.experts.wgrad.kernels - oss_fused.experts.wgrad.kernels == 1);
-  CHECK(oss_grouped.experts.fwd.kernels - oss_fused.experts.fwd.kernels == 7 + 1 + 2);  // clamped GLU ops, cast, bias adds
+  CHECK(oss_grouped.experts.fwd.kernels - oss_fused.experts.fwd.kernels ==
+        7 + 1 + 2);  // clamped GLU ops, cast, bias adds
 }

@@ -114,5 +114,6 @@ TEST_CASE("a2a overlap adds exactly one warm-up forward, capped at all forwards"
 TEST_CASE("interleaved with a partial last micro-batch group (m not a multiple of pp)") {
   // p=2 v=2 m=3: groups {0,1} and {2}. Forward order F0.0 F0.1 F1.0 F1.1 F0.2 F1.2; backward B1.0 B1.1 B0.0 B0.1
   // B1.2 B0.2. Rank 1 warm-up 2.
-  CHECK(to_string(megatron_schedule(2, 2, 1, 3, false)) == "F0.0 F0.1 F1.0 B1.0 F1.1 B1.1 F0.2 B0.0 F1.2 B0.1 B1.2 B0.2");
+  CHECK(to_string(megatron_schedule(2, 2, 1, 3, false)) ==
+        "F0.0 F0.1 F1.0 B1.0 F1.1 B1.1 F0.2 B0.0 F1.2 B0.1 B1.2 B0.2");
 }

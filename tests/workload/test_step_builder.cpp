@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "comm/measured_efficiency.hpp"
 #include "config/document.hpp"
 #include "core/error.hpp"
 #include "kernels/kernel_cost_model.hpp"
@@ -16,7 +17,6 @@
 #include "memory/model_facts_from_spec.hpp"
 #include "model/model_loader.hpp"
 #include "topology/system_catalog.hpp"
-#include "comm/measured_efficiency.hpp"
 #include "workload/step_builder.hpp"
 
 namespace {
@@ -103,7 +103,8 @@ TEST_CASE("op counts follow layers x micro-batches on each stage") {
   CHECK(b.count(0, "edp_param_allgather") == 0);
 }
 
-TEST_CASE("FSDP without PP: each unit gathers before its forward and its backward and reduce-scatters, every micro-batch") {
+TEST_CASE(
+    "FSDP without PP: each unit gathers before its forward and its backward and reduce-scatters, every micro-batch") {
   // small-moe on one stage of 8 GPUs: DP8, EP4 (EDP 2), 4 micro-batches; layer 0 dense, layers 1-7 MoE.
   const Built b("h100x8.json", "dgx-h100", [](layout::Layout& l) {
     l.fsdp = true;
@@ -114,10 +115,11 @@ TEST_CASE("FSDP without PP: each unit gathers before its forward and its backwar
   // Each layer, the embedding and the head before their forward and before their backward (FSDP2's pre-backward
   // gather: the embedding's weight gradient does not read the weights, but the hook gathers them all the same).
   CHECK(b.count(0, "fsdp_param_allgather") == 4 * (8 + 8 + 2 + 2));
-  CHECK(b.count(0, "fsdp_expert_param_allgather") == 4 * (7 + 7));    // the MoE layers' experts over EDP
+  CHECK(b.count(0, "fsdp_expert_param_allgather") == 4 * (7 + 7));  // the MoE layers' experts over EDP
   CHECK(b.count(0, "fsdp_grad_reduce_scatter") == 4 * (8 + 2));
   CHECK(b.count(0, "fsdp_expert_grad_reduce_scatter") == 4 * 7);
-  for (const char* step_level : {"dp_param_allgather", "dp_grad_reduce_scatter", "edp_param_allgather", "edp_grad_reduce_scatter"})
+  for (const char* step_level :
+       {"dp_param_allgather", "dp_grad_reduce_scatter", "edp_param_allgather", "edp_grad_reduce_scatter"})
     CHECK(b.count(0, step_level) == 0);
   // Each layer's first forward block waits for that layer's gather of the same micro-batch.
   const auto& ops = b.w.graph.ops();
@@ -129,8 +131,10 @@ TEST_CASE("FSDP without PP: each unit gathers before its forward and its backwar
     bool found = false;
     for (std::size_t i = 0; i < todo.size() && i < 200 && !found; ++i) {
       const auto& d = ops[static_cast<std::size_t>(todo[i])];
-      if (names[d.name] == "fsdp_param_allgather" && d.layer == op.layer && d.microbatch == 2) found = true;
-      else if (d.layer == op.layer || d.layer == -1) todo.insert(todo.end(), d.deps.begin(), d.deps.end());
+      if (names[d.name] == "fsdp_param_allgather" && d.layer == op.layer && d.microbatch == 2)
+        found = true;
+      else if (d.layer == op.layer || d.layer == -1)
+        todo.insert(todo.end(), d.deps.begin(), d.deps.end());
     }
     CAPTURE(op.layer);
     CHECK(found);
@@ -141,7 +145,8 @@ TEST_CASE("FSDP without PP: each unit gathers before its forward and its backwar
   // comes before that layer's attention.
   auto first = [&](const char* name, int layer, int mb) {
     for (const auto& op : ops)
-      if (names[op.name] == name && op.layer == layer && op.microbatch == mb && op.phase == opgraph::Phase::fwd) return op.id;
+      if (names[op.name] == name && op.layer == layer && op.microbatch == mb && op.phase == opgraph::Phase::fwd)
+        return op.id;
     return opgraph::OpId{-1};
   };
   for (int layer = 1; layer < 8; ++layer) {
@@ -153,7 +158,8 @@ TEST_CASE("FSDP without PP: each unit gathers before its forward and its backwar
   // The optimizer waits for the step's last gradient reduce-scatter.
   opgraph::OpId last_reduce = -1, optimizer = -1;
   for (const auto& op : ops) {
-    if (names[op.name] == "fsdp_grad_reduce_scatter" || names[op.name] == "fsdp_expert_grad_reduce_scatter") last_reduce = op.id;
+    if (names[op.name] == "fsdp_grad_reduce_scatter" || names[op.name] == "fsdp_expert_grad_reduce_scatter")
+      last_reduce = op.id;
     if (names[op.name] == "optimizer_step") optimizer = op.id;
   }
   REQUIRE(optimizer >= 0);
@@ -241,7 +247,8 @@ TEST_CASE("an EP dispatch inside one NVLink domain is one NVLink flow of comm/'s
     REQUIRE(c.flows.size() == 1);
     CHECK(c.flows[0].path == std::vector<opgraph::LinkId>{2 * op.rank});  // the rank's NVLink port
     CHECK(c.flows[0].bytes == doctest::Approx(cc.bandwidth_s * 450e9).epsilon(1e-12));
-    CHECK(c.flows[0].bytes == doctest::Approx(send * 3 / 4 / fabric.efficiency.alltoall_scale_up.at(send)).epsilon(1e-12));
+    CHECK(c.flows[0].bytes ==
+          doctest::Approx(send * 3 / 4 / fabric.efficiency.alltoall_scale_up.at(send)).epsilon(1e-12));
     CHECK(c.latency == seconds_to_ps(cc.latency_s));
     CHECK(c.sm_count == 16);  // comm/'s NCCL channel SMs
     CHECK(op.stream == Stream::ep_comm);
@@ -256,8 +263,8 @@ TEST_CASE("launch costs: eager blocks pay the framework's host time; a full grap
   // framework factor and, the host being x86, the x86 host factor; C++-loop launches are not Python and keep 5 us.
   for (const bool old_te : {false, true}) {
     CAPTURE(old_te);
-    const Built b("h100x8.json", "dgx-h100",
-                  old_te ? [](layout::Layout& l) { l.te_version = {2, 9}; } : [](layout::Layout&) {});
+    const Built b(
+        "h100x8.json", "dgx-h100", old_te ? [](layout::Layout& l) { l.te_version = {2, 9}; } : [](layout::Layout&) {});
     const double fw = workload::StepParams{}.framework_host_factor * workload::StepParams{}.x86_host_factor;
     const double te_us = old_te ? 36.3e-6 : 13.5e-6;
     int gpu_ops = 0, attention = 0, experts = 0;
@@ -387,8 +394,10 @@ TEST_CASE("partial CUDA graphs capture exactly the blocks of the layout's graph 
 }
 
 TEST_CASE("recomputing the MoE layer reruns its dispatch and combine (Megatron checkpoints MoELayer's forward)") {
-  const Built moe("h100x8.json", "dgx-h100", [](layout::Layout& l) { l.recompute = layout::parse_recompute("selective: moe"); });
-  const Built act("h100x8.json", "dgx-h100", [](layout::Layout& l) { l.recompute = layout::parse_recompute("selective: moe_act"); });
+  const Built moe("h100x8.json", "dgx-h100",
+                  [](layout::Layout& l) { l.recompute = layout::parse_recompute("selective: moe"); });
+  const Built act("h100x8.json", "dgx-h100",
+                  [](layout::Layout& l) { l.recompute = layout::parse_recompute("selective: moe_act"); });
   for (int rank : {0, 1}) {
     CHECK(moe.count(rank, "ep_dispatch_recompute") == moe.count(rank, "ep_dispatch"));
     CHECK(moe.count(rank, "ep_combine_recompute") == moe.count(rank, "ep_combine"));
@@ -421,7 +430,9 @@ TEST_CASE("TP collectives: a dense layer's forward moves less than its backward;
   for (const auto& op : serial.w.graph.ops()) {
     if (op.rank != 0 || op.layer != 0 || op.microbatch != 0) continue;
     const std::string name = serial.w.graph.names()[op.name];
-    const auto bytes = [&] { return serial.w.graph.collectives().at(static_cast<std::size_t>(op.collective)).flows.at(0).bytes; };
+    const auto bytes = [&] {
+      return serial.w.graph.collectives().at(static_cast<std::size_t>(op.collective)).flows.at(0).bytes;
+    };
     if (name == "tp_sp_collectives") {
       CHECK((fwd == 0 || fwd == bytes()));
       fwd = bytes();
@@ -435,11 +446,13 @@ TEST_CASE("TP collectives: a dense layer's forward moves less than its backward;
   CHECK(fwd < bwd);
   const int mbs = serial.layout.num_microbatches();
   CHECK(mbs == 16);
-  CHECK(serial.count(0, "tp_sp_collectives") == 2 * mbs + 3 * mbs);  // dense layer 0: 2 per micro-batch; MoE layers 1-3: 1
+  CHECK(serial.count(0, "tp_sp_collectives") ==
+        2 * mbs + 3 * mbs);  // dense layer 0: 2 per micro-batch; MoE layers 1-3: 1
   CHECK(serial.count(0, "tp_sp_collectives_overlapped") == 0);
 
   // Overlapped: every collective keeps its serial first chunk and gains one overlapped op for the rest.
-  const Built overlapped("h100x8.json", "dgx-h100", [](layout::Layout& l) { l.tp = 2, l.ep = 2, l.tp_comm_overlap = true; });
+  const Built overlapped("h100x8.json", "dgx-h100",
+                         [](layout::Layout& l) { l.tp = 2, l.ep = 2, l.tp_comm_overlap = true; });
   CHECK(overlapped.count(0, "tp_sp_collectives") == serial.count(0, "tp_sp_collectives"));
   CHECK(overlapped.count(0, "tp_sp_collectives_overlapped") == serial.count(0, "tp_sp_collectives"));
   CHECK(overlapped.count(0, "tp_sp_collectives_bwd_overlapped") == serial.count(0, "tp_sp_collectives_bwd"));
@@ -527,15 +540,18 @@ TEST_CASE("the shared expert's SP collectives with TP > 1") {
 
 TEST_CASE("a recompute reruns the TP and CP communication of the forward it redoes") {
   // small-moe: layer 0 dense, then MoE layers with a shared expert; rank 0 holds layers 0-3.
-  const Built full("h100x8.json", "dgx-h100", +[](layout::Layout& l) {
-    l.ep = 2, l.tp = 2, l.cp = 2, l.gpus = 16, l.recompute = layout::parse_recompute("full");
-  });
-  const Built act("h100x8.json", "dgx-h100", +[](layout::Layout& l) {
-    l.ep = 2, l.tp = 2, l.cp = 2, l.gpus = 16, l.recompute = layout::parse_recompute("selective: moe_act");
-  });
-  const Built core("h100x8.json", "dgx-h100", +[](layout::Layout& l) {
-    l.ep = 2, l.tp = 2, l.cp = 2, l.gpus = 16, l.recompute = layout::parse_recompute("selective: core_attn");
-  });
+  const Built full(
+      "h100x8.json", "dgx-h100", +[](layout::Layout& l) {
+        l.ep = 2, l.tp = 2, l.cp = 2, l.gpus = 16, l.recompute = layout::parse_recompute("full");
+      });
+  const Built act(
+      "h100x8.json", "dgx-h100", +[](layout::Layout& l) {
+        l.ep = 2, l.tp = 2, l.cp = 2, l.gpus = 16, l.recompute = layout::parse_recompute("selective: moe_act");
+      });
+  const Built core(
+      "h100x8.json", "dgx-h100", +[](layout::Layout& l) {
+        l.ep = 2, l.tp = 2, l.cp = 2, l.gpus = 16, l.recompute = layout::parse_recompute("selective: core_attn");
+      });
   for (int rank : {0, 1}) {
     const int layer_runs = full.count(rank, "recompute");  // one per layer and micro-batch
     CHECK(layer_runs > 0);

@@ -107,21 +107,26 @@ std::string family_key(const CalibrationRecord& r) { return r.kernel + "/" + r.d
 
 std::optional<FamilySpec> family_for_kernel(const std::string& kernel) {
   const FeatureSpec constant{"constant", "us", "1 (launch and fixed per-call cost)"};
-  const FeatureSpec flops{"flops_at_peak", "1", "FLOPs / (dense tensor-core peak of the dtype x sms_used/sm_count), in us"};
+  const FeatureSpec flops{"flops_at_peak", "1",
+                          "FLOPs / (dense tensor-core peak of the dtype x sms_used/sm_count), in us"};
   const FeatureSpec bytes{"bytes_at_hbm_bw", "1", "ideal HBM bytes / HBM peak bandwidth, in us"};
   if (kernel == "gemm")
     return FamilySpec{"gemm",
-                      {constant, flops, bytes,
+                      {constant,
+                       flops,
+                       bytes,
                        {"wave_waste_at_peak", "1",
                         "(ceil(tiles/SMs)*SMs - tiles) * 2*128*128*k / peak, tiles = ceil(m/128)*ceil(n/128), in us"}}};
   if (kernel == "grouped_gemm")
-    return FamilySpec{"grouped_gemm",
-                      {constant, flops, bytes,
-                       {"tile_padding_at_peak", "1", "sum over groups (ceil(rows/128)*128 - rows) * 2*n*k / peak, in us"},
-                       {"groups", "us", "number of groups (per-group setup cost)"}}};
-  if (kernel == "attention_fwd" || kernel == "attention_bwd")
-    return FamilySpec{"attention", {constant, flops, bytes}};
-  static const std::vector<std::string> memory_bound = {"permute", "unpermute", "router_topk", "rmsnorm",
+    return FamilySpec{
+        "grouped_gemm",
+        {constant,
+         flops,
+         bytes,
+         {"tile_padding_at_peak", "1", "sum over groups (ceil(rows/128)*128 - rows) * 2*n*k / peak, in us"},
+         {"groups", "us", "number of groups (per-group setup cost)"}}};
+  if (kernel == "attention_fwd" || kernel == "attention_bwd") return FamilySpec{"attention", {constant, flops, bytes}};
+  static const std::vector<std::string> memory_bound = {"permute", "unpermute",    "router_topk", "rmsnorm",
                                                         "swiglu",  "quantize_fp8", "memcpy"};
   if (std::find(memory_bound.begin(), memory_bound.end(), kernel) != memory_bound.end())
     return FamilySpec{"memory_bound", {constant, bytes}};

@@ -13,8 +13,12 @@ using config::Json;
 using config::ObjectReader;
 
 Json peaks_json(const GpuPeaks& p) {
-  return {{"key", p.key},           {"bf16_tflops", p.bf16_tflops}, {"fp8_tflops", p.fp8_tflops},
-          {"mxfp8_tflops", p.mxfp8_tflops}, {"hbm_tbps", p.hbm_tbps}, {"sm_count", p.sm_count},
+  return {{"key", p.key},
+          {"bf16_tflops", p.bf16_tflops},
+          {"fp8_tflops", p.fp8_tflops},
+          {"mxfp8_tflops", p.mxfp8_tflops},
+          {"hbm_tbps", p.hbm_tbps},
+          {"sm_count", p.sm_count},
           {"source", p.source}};
 }
 

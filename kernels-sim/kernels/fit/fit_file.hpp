@@ -24,8 +24,8 @@ struct FamilyFit {
   std::string family;  // "gemm/bf16": kernel/dtype
   std::string kernel;
   std::string dtype;
-  std::string model;   // "gemm", "grouped_gemm", "attention", "memory_bound"
-  std::int64_t n = 0;  // records fitted
+  std::string model;            // "gemm", "grouped_gemm", "attention", "memory_bound"
+  std::int64_t n = 0;           // records fitted
   double r2 = 0;                // coefficient of determination on the times
   double median_rel_error = 0;  // median |predicted - measured| / measured
   double max_rel_error = 0;
@@ -43,9 +43,9 @@ struct SkippedFamily {
 };
 
 struct FitFile {
-  std::string gpu;        // GPU name from the records
-  GpuPeaks peaks;         // the peak rates the features were computed with
-  std::string data_hash;  // CalibrationData::hash of the input
+  std::string gpu;                  // GPU name from the records
+  GpuPeaks peaks;                   // the peak rates the features were computed with
+  std::string data_hash;            // CalibrationData::hash of the input
   std::vector<std::string> inputs;  // input file names
   std::int64_t records = 0;
   std::vector<FamilyFit> families;

@@ -31,9 +31,9 @@ const GpuPeaks& peaks_for(const CalibrationData& data, GpuPeaks& storage) {
   Diagnostics diags;
   for (const auto& r : data.records)
     if (r.gpu.name != name)
-      diags.add(r.location, "/gpu/name",
-                "records from more than one GPU (\"" + name + "\" and \"" + r.gpu.name +
-                    "\"): keep one GPU per data folder");
+      diags.add(
+          r.location, "/gpu/name",
+          "records from more than one GPU (\"" + name + "\" and \"" + r.gpu.name + "\"): keep one GPU per data folder");
   diags.throw_if_any();
   auto p = find_gpu_peaks(name);
   if (!p)
@@ -74,7 +74,8 @@ FamilyFit fit_family(const std::string& key, const std::vector<const Calibration
   if (qr.rank() < p) {
     std::string missing;
     for (Eigen::Index j = qr.rank(); j < p; ++j)
-      missing += (missing.empty() ? "" : ", ") + spec.features[static_cast<std::size_t>(qr.colsPermutation().indices()(j))].name;
+      missing += (missing.empty() ? "" : ", ") +
+                 spec.features[static_cast<std::size_t>(qr.colsPermutation().indices()(j))].name;
     skip_reason = "the shapes do not separate the features (rank " + std::to_string(qr.rank()) + " of " +
                   std::to_string(p) + "; undetermined: " + missing + "); sweep more varied shapes";
     return {};
@@ -137,7 +138,8 @@ FitFile fit_calibration(const CalibrationData& data, const FitOptions& options) 
     const auto n = static_cast<std::int64_t>(recs.size());
     const auto spec = family_for_kernel(recs.front()->kernel);
     if (!spec) {
-      out.skipped.push_back({key, n, "no cost-model family for kernel \"" + recs.front()->kernel + "\" (kept as data)"});
+      out.skipped.push_back(
+          {key, n, "no cost-model family for kernel \"" + recs.front()->kernel + "\" (kept as data)"});
       continue;
     }
     for (const auto* r : recs) {
@@ -149,7 +151,8 @@ FitFile fit_calibration(const CalibrationData& data, const FitOptions& options) 
     }
     const auto needed = static_cast<std::int64_t>(spec->features.size()) + options.min_extra_records;
     if (n < needed) {
-      out.skipped.push_back({key, n, "too few records: " + std::to_string(n) + ", need at least " + std::to_string(needed)});
+      out.skipped.push_back(
+          {key, n, "too few records: " + std::to_string(n) + ", need at least " + std::to_string(needed)});
       continue;
     }
     std::string skip_reason;

@@ -14,7 +14,7 @@ double GpuPeaks::tensor_flops_per_s(const std::string& dtype) const {
 std::optional<GpuPeaks> find_gpu_peaks(const std::string& gpu_name) {
   // Dense figures from data/reference/hardware.md section 1 ("GPUs" table): BF16, FP8 and MXFP8 rows,
   // HBM BW row, SMs row (GB200: 152 device-reported, footnote 1). MXFP8 is "none (no datapath)" on Hopper.
-  static const std::string src = "reference/hardware.md section 1 (GPUs table, dense TFLOPS, HBM BW, SMs)";
+  static const std::string src = "data/reference/hardware.md section 1 (GPUs table, dense TFLOPS, HBM BW, SMs)";
   static const std::array<GpuPeaks, 5> table = {{
       {"GB200", 2500, 5000, 5000, 8.0, 152, src},
       {"B200", 2250, 4500, 4500, 8.0, 148, src},

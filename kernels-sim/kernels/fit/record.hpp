@@ -31,21 +31,21 @@ struct GpuInfo {
 };
 
 struct CalibrationRecord {
-  std::string kernel;   // one of known_kernel_names()
-  std::string dtype;    // "bf16", "fp8_tensor", "fp8_block128", "mxfp8", "fp32", ...
-  std::string variant;  // free-form qualifier: "balanced", "skewed", "softmax", ...; may be empty
+  std::string kernel;                         // one of known_kernel_names()
+  std::string dtype;                          // "bf16", "fp8_tensor", "fp8_block128", "mxfp8", "fp32", ...
+  std::string variant;                        // free-form qualifier: "balanced", "skewed", "softmax", ...; may be empty
   std::map<std::string, std::int64_t> shape;  // named sizes: m, n, k, tokens, hidden, heads, ...
   std::vector<std::int64_t> groups;           // grouped GEMM: rows per group (expert); empty otherwise
   std::int64_t sms_used = 0;                  // SMs the kernel ran on; 0 = the whole GPU
   TimeStats time;
   std::int64_t repeats = 0;  // timed repetitions (or trace occurrences) behind `time`
   GpuInfo gpu;
-  std::string driver;        // driver version; may be empty for traces
-  std::string cuda;          // CUDA runtime version
-  std::string date;          // ISO 8601 date of the measurement
-  std::string source;        // who measured: "kernels-sim/cuda moesim_calib", or the trace's provenance
+  std::string driver;  // driver version; may be empty for traces
+  std::string cuda;    // CUDA runtime version
+  std::string date;    // ISO 8601 date of the measurement
+  std::string source;  // who measured: "kernels-sim/cuda moesim_calib", or the trace's provenance
 
-  std::string location;      // "file:line" the record was read from (not written)
+  std::string location;  // "file:line" the record was read from (not written)
 
   // A shape entry, or InternalError naming the record when it is missing (features check presence first).
   std::int64_t dim(const std::string& name) const;

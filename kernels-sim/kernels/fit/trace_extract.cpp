@@ -76,20 +76,29 @@ Derived derive(const KernelEvent& k, const TraceContext& c) {
     r.kernel = "attention_fwd";
     r.dtype = "bf16";
     // grid = (seq / kBlockM, heads, batch): one CTA per query tile per head.
-    r.shape = {{"batch", grid(2)},   {"heads", grid(1)},          {"seq_q", grid(0) * std::stoll(m[3].str())},
-               {"causal", 1},        {"head_dim_qk", std::stoll(m[1].str())}, {"head_dim_v", std::stoll(m[2].str())}};
+    r.shape = {{"batch", grid(2)},
+               {"heads", grid(1)},
+               {"seq_q", grid(0) * std::stoll(m[3].str())},
+               {"causal", 1},
+               {"head_dim_qk", std::stoll(m[1].str())},
+               {"head_dim_v", std::stoll(m[2].str())}};
     r.shape["seq_kv"] = r.shape["seq_q"];
   } else if (n.find("flash::FlashAttnBwd<flash::CollectiveMainloopBwd<") != std::string::npos) {
     // Template tuples: cluster shape, (kBlockM, kBlockN, head_dim_qk), (kBlockM, kBlockN, head_dim_v);
     // grid = (seq_kv / kBlockN, heads, batch).
     std::vector<std::array<std::int64_t, 3>> tuples;
-    for (auto it = std::sregex_iterator(n.begin(), n.end(), cute3); it != std::sregex_iterator() && tuples.size() < 3; ++it)
+    for (auto it = std::sregex_iterator(n.begin(), n.end(), cute3); it != std::sregex_iterator() && tuples.size() < 3;
+         ++it)
       tuples.push_back({std::stoll((*it)[1].str()), std::stoll((*it)[2].str()), std::stoll((*it)[3].str())});
     if (tuples.size() < 3) return {false, "FlashAttention backward template not recognised", {}};
     r.kernel = "attention_bwd";
     r.dtype = "bf16";
-    r.shape = {{"batch", grid(2)},  {"heads", grid(1)}, {"seq_kv", grid(0) * tuples[1][1]}, {"causal", 1},
-               {"head_dim_qk", tuples[1][2]}, {"head_dim_v", tuples[2][2]}};
+    r.shape = {{"batch", grid(2)},
+               {"heads", grid(1)},
+               {"seq_kv", grid(0) * tuples[1][1]},
+               {"causal", 1},
+               {"head_dim_qk", tuples[1][2]},
+               {"head_dim_v", tuples[2][2]}};
     r.shape["seq_q"] = r.shape["seq_kv"];
   } else if (n.find("dpsk::ep::internode::") != std::string::npos) {
     const bool dispatch = n.find("internode::dispatch<") != std::string::npos;
@@ -98,9 +107,11 @@ Derived derive(const KernelEvent& k, const TraceContext& c) {
     if (!dispatch && !combine && !notify) return {false, "DeepEP kernel of unknown role", {}};
     r.kernel = dispatch ? "ep_dispatch" : combine ? "ep_combine" : "ep_notify";
     std::smatch m;
-    r.dtype = dispatch ? (std::regex_search(n, m, ep_dispatch) && m[1] == "true" ? "fp8" : "bf16")
-                       : combine ? "bf16" : "int32";
-    r.variant = notify ? (n.find("cached_notify") != std::string::npos ? "cached_notify" : "notify_dispatch") : "internode";
+    r.dtype = dispatch  ? (std::regex_search(n, m, ep_dispatch) && m[1] == "true" ? "fp8" : "bf16")
+              : combine ? "bf16"
+                        : "int32";
+    r.variant =
+        notify ? (n.find("cached_notify") != std::string::npos ? "cached_notify" : "notify_dispatch") : "internode";
     r.shape = {{"tokens", c.seqlen}, {"ep", c.ep}};
     if (!notify) {
       r.shape["hidden"] = c.hidden;
@@ -116,8 +127,10 @@ Derived derive(const KernelEvent& k, const TraceContext& c) {
     r.shape = {{"tokens", c.seqlen}, {"hidden", width}};
   } else if (n.find("m_grouped_fp8") != std::string::npos || n.find("fp8_ptp128c") != std::string::npos ||
              n.find("fp8_dptp128c") != std::string::npos) {
-    return {false, "GEMM: the trace records no input shapes and these kernels are persistent (grid = SMs), so M/N/K "
-                   "and rows per expert cannot be derived", {}};
+    return {false,
+            "GEMM: the trace records no input shapes and these kernels are persistent (grid = SMs), so M/N/K "
+            "and rows per expert cannot be derived",
+            {}};
   } else {
     return {false, "no rule derives this kernel's shape from the trace", {}};
   }
@@ -127,14 +140,17 @@ Derived derive(const KernelEvent& k, const TraceContext& c) {
 
 }  // namespace
 
-TraceExtraction extract_trace_calibration(const std::string& trace_text, const std::string& name, const TraceFacts& facts) {
+TraceExtraction extract_trace_calibration(const std::string& trace_text, const std::string& name,
+                                          const TraceFacts& facts) {
   Json j;
   try {
     j = Json::parse(trace_text);
   } catch (const Json::parse_error& e) {
     throw ConfigError({{name, "", std::string("not valid JSON: ") + e.what()}});
   }
-  const auto fail = [&](const std::string& pointer, const std::string& msg) { throw ConfigError({{name, pointer, msg}}); };
+  const auto fail = [&](const std::string& pointer, const std::string& msg) {
+    throw ConfigError({{name, pointer, msg}});
+  };
   if (!j.is_object() || !j.contains("traceEvents") || !j["traceEvents"].is_array())
     fail("/traceEvents", "not a Chrome trace: expected an array \"traceEvents\"");
   if (!j.contains("deviceProperties") || !j["deviceProperties"].is_array() || j["deviceProperties"].empty())
@@ -145,7 +161,8 @@ TraceExtraction extract_trace_calibration(const std::string& trace_text, const s
   const Json& dev = j["deviceProperties"][0];
   c.gpu.name = dev.value("name", "");
   c.gpu.sm_count = dev.value("numSms", 0);
-  c.gpu.compute_capability = std::to_string(dev.value("computeMajor", 0)) + "." + std::to_string(dev.value("computeMinor", 0));
+  c.gpu.compute_capability =
+      std::to_string(dev.value("computeMajor", 0)) + "." + std::to_string(dev.value("computeMinor", 0));
   if (c.gpu.name.empty() || c.gpu.sm_count <= 0) fail("/deviceProperties/0", "GPU name or numSms missing");
   const std::string trace_name = j.value("traceName", "");
   c.seqlen = match_int(trace_name, std::regex(R"(seqlen(\d+))"));
@@ -205,7 +222,8 @@ TraceExtraction extract_trace_calibration(const std::string& trace_text, const s
     out.records.push_back(std::move(r));
   }
   for (auto& [n, u] : unmatched) out.unmatched.push_back(u);
-  std::sort(out.unmatched.begin(), out.unmatched.end(), [](const auto& a, const auto& b) { return a.total_us > b.total_us; });
+  std::sort(out.unmatched.begin(), out.unmatched.end(),
+            [](const auto& a, const auto& b) { return a.total_us > b.total_us; });
   return out;
 }
 

@@ -21,7 +21,7 @@ namespace moesim::kernels::fit {
 
 // Model facts the trace does not contain, with their source.
 struct TraceFacts {
-  std::int64_t top_k = 8;  // DeepSeek-V3 routed experts per token: reference/moe-modeling.md section 1.1
+  std::int64_t top_k = 8;  // DeepSeek-V3 routed experts per token: data/reference/moe-modeling.md section 1.1
   std::string source;      // provenance written into every record's "source"
 };
 
@@ -42,6 +42,7 @@ struct TraceExtraction {
 
 // `trace_text` is the JSON of the trace; `name` is used in error messages. Throws ConfigError when the text
 // is not a trace (no traceEvents, no deviceProperties, trace name without seqlen/hidden).
-TraceExtraction extract_trace_calibration(const std::string& trace_text, const std::string& name, const TraceFacts& facts);
+TraceExtraction extract_trace_calibration(const std::string& trace_text, const std::string& name,
+                                          const TraceFacts& facts);
 
 }  // namespace moesim::kernels::fit

@@ -15,7 +15,7 @@ class Allgather final : public NcclPermuteDispatcher {
   std::string name() const override { return "allgather"; }
 
   DispatchVolume volume(const DispatchProblem& p, Phase phase) const override {
-    validate(p.ep);
+    check_group_shape(p.ep);
     const double EP = p.ep.ranks;
     const WireBytes w = wire_bytes({collective_of(phase), Algorithm::ring, p.ep, token_rows_bytes(p, phase) * EP});
     DispatchVolume v;

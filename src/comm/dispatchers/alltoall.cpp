@@ -13,7 +13,7 @@ class Alltoall final : public NcclPermuteDispatcher {
   std::string name() const override { return "alltoall"; }
 
   DispatchVolume volume(const DispatchProblem& p, Phase phase) const override {
-    validate(p.ep);
+    check_group_shape(p.ep);
     const double copies = token_rows_bytes(p, phase) * p.routing.top_k;
     const double EP = p.ep.ranks, G = std::min(p.ep.ranks_per_domain, p.ep.ranks);
     DispatchVolume v;

@@ -5,7 +5,7 @@
 namespace moesim::comm::dispatchers {
 
 DispatchVolume DedupDispatcher::volume(const DispatchProblem& p, Phase phase) const {
-  validate(p.ep);
+  check_group_shape(p.ep);
   const double row = token_rows_bytes(p, phase);  // one copy of every token's hidden state
   const double N = p.ep.domains(), G = std::min(p.ep.ranks_per_domain, p.ep.ranks);
   DispatchVolume v;

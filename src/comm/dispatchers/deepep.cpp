@@ -33,23 +33,47 @@ class DeepEp final : public DedupDispatcher {
       DispatchProblem p = benchmark_problem(32, 32, 4096, 256, 1, 1);
       p.dispatch_bytes_per_element = 2;
       return DispatchMeasurement{
-          csv + "CM029 DeepEP (community PR #218) GB200 MNNVL EP32, 24 SMs: 400/190 GB/s in DeepSeek-V3 training", d,
-          p, false, 400 * kGBps, 190 * kGBps, kNvlink5};
+          csv + "CM029 DeepEP (community PR #218) GB200 MNNVL EP32, 24 SMs: 400/190 GB/s in DeepSeek-V3 training",
+          d,
+          p,
+          false,
+          400 * kGBps,
+          190 * kGBps,
+          kNvlink5};
     }
     // V1 rows use DeepSeek-V3 routing: 256 experts in 8 groups, top-4 groups, top-8 (the CSV notes).
     if (hopper && !over_rdma)
-      return DispatchMeasurement{csv + "CM001 DeepEP V1 H800 intranode EP8: 153/158 GB/s [S8]", d,
-                                 benchmark_problem(8, 8, 4096, 256, 8, 4), false, 153 * kGBps, 158 * kGBps,
+      return DispatchMeasurement{csv + "CM001 DeepEP V1 H800 intranode EP8: 153/158 GB/s [S8]",
+                                 d,
+                                 benchmark_problem(8, 8, 4096, 256, 8, 4),
+                                 false,
+                                 153 * kGBps,
+                                 158 * kGBps,
                                  kNvlink4H800};
     if (hopper)
-      return DispatchMeasurement{csv + "CM004 DeepEP V1 H800 internode EP64: 51/50 GB/s RDMA [S8]", d,
-                                 benchmark_problem(64, 8, 4096, 256, 8, 4), true, 51 * kGBps, 50 * kGBps, kCx7};
+      return DispatchMeasurement{csv + "CM004 DeepEP V1 H800 internode EP64: 51/50 GB/s RDMA [S8]",
+                                 d,
+                                 benchmark_problem(64, 8, 4096, 256, 8, 4),
+                                 true,
+                                 51 * kGBps,
+                                 50 * kGBps,
+                                 kCx7};
     // V2 rows: 8K tokens, top-8; assumption: 256 experts (V3-like) routed uniformly (the README gives no routing).
     if (!over_rdma)
-      return DispatchMeasurement{csv + "CM015 DeepEP V2 SM100 NVLink EP8, 24 SMs: 643/675 GB/s [S8]", d,
-                                 benchmark_problem(8, 8, 8192, 256, 1, 1), false, 643 * kGBps, 675 * kGBps, kNvlink5};
-    return DispatchMeasurement{csv + "CM013 DeepEP V2 SM100 CX7 EP8x2: 90/91 GB/s [S8]", d,
-                               benchmark_problem(16, 8, 8192, 256, 1, 1), true, 90 * kGBps, 91 * kGBps, kCx7};
+      return DispatchMeasurement{csv + "CM015 DeepEP V2 SM100 NVLink EP8, 24 SMs: 643/675 GB/s [S8]",
+                                 d,
+                                 benchmark_problem(8, 8, 8192, 256, 1, 1),
+                                 false,
+                                 643 * kGBps,
+                                 675 * kGBps,
+                                 kNvlink5};
+    return DispatchMeasurement{csv + "CM013 DeepEP V2 SM100 CX7 EP8x2: 90/91 GB/s [S8]",
+                               d,
+                               benchmark_problem(16, 8, 8192, 256, 1, 1),
+                               true,
+                               90 * kGBps,
+                               91 * kGBps,
+                               kCx7};
   }
 };
 
