@@ -27,7 +27,7 @@ class KernelCostModel {
   virtual std::string name() const = 0;
 };
 
-using KernelCostModelRegistry = Registry<KernelCostModel>;
+using KernelCostModelRegistry = Registry<std::unique_ptr<KernelCostModel>()>;
 
 // Adds the built-in models: "roofline" (built-in efficiency parameters from hardware.md §5).
 void register_builtin_kernel_cost_models(KernelCostModelRegistry& registry);

@@ -2,6 +2,7 @@
 // The MoE token dispatchers by name. Built-in ones are registered explicitly in register_builtin_dispatchers()
 // (dispatcher_registry.cpp, one line each); adding a dispatcher is one file in dispatchers/ and one line there
 // (plus its factory's declaration in dispatchers/builtin.hpp).
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,7 @@
 
 namespace moesim::comm {
 
-using ExpertDispatcherRegistry = Registry<ExpertDispatcher>;
+using ExpertDispatcherRegistry = Registry<std::unique_ptr<ExpertDispatcher>()>;
 
 // Adds alltoall, allgather, deepep and hybridep.
 void register_builtin_dispatchers(ExpertDispatcherRegistry& registry);

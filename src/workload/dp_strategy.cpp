@@ -1,41 +1,41 @@
 #include "workload/dp_strategy.hpp"
 
-#include "core/did_you_mean.hpp"
-#include "core/error.hpp"
+#include "core/registry.hpp"
 
 namespace moesim::workload {
 
-// The strategies, one file each; adding one is its file and one line in each list below.
+// The strategies, one file each; adding one is its file, its declaration here and
+// one add() line in the register_builtin_ function below.
 std::unique_ptr<DataParallelStrategy> make_distributed_optimizer(const StepContext&, OpWriter&,
                                                                  int rank);  // dp_distributed_optimizer.cpp
 std::unique_ptr<DataParallelStrategy> make_fsdp(const StepContext&, OpWriter&, int rank);  // dp_fsdp.cpp
 
 namespace {
-struct Entry {
-  const char* name;
-  std::unique_ptr<DataParallelStrategy> (*make)(const StepContext&, OpWriter&, int);
-};
-const std::vector<Entry>& registry() {
-  static const std::vector<Entry> all = {
-      {"distributed-optimizer", make_distributed_optimizer},
-      {"fsdp", make_fsdp},
-  };
+// The layout picks the name (dp_strategy_name_for), so an unknown one is moesim's bug.
+using DataParallelStrategyRegistry =
+    Registry<std::unique_ptr<DataParallelStrategy>(const StepContext&, OpWriter&, int)>;
+
+void register_builtin_dp_strategies(DataParallelStrategyRegistry& r) {
+  r.add("distributed-optimizer", "Megatron's distributed optimizer, gathers and reduce-scatters per chunk",
+        make_distributed_optimizer);
+  r.add("fsdp", "PyTorch FSDP2: each layer gathered when used, resharded after it", make_fsdp);
+}
+
+const DataParallelStrategyRegistry& registry() {
+  static const DataParallelStrategyRegistry all = [] {
+    DataParallelStrategyRegistry r("data-parallel strategy", UnknownName::internal_error);
+    register_builtin_dp_strategies(r);
+    return r;
+  }();
   return all;
 }
 }  // namespace
 
-std::vector<std::string> dp_strategy_names() {
-  std::vector<std::string> out;
-  for (const auto& e : registry()) out.emplace_back(e.name);
-  return out;
-}
+std::vector<std::string> dp_strategy_names() { return registry().names(); }
 
 std::unique_ptr<DataParallelStrategy> make_dp_strategy(std::string_view name, const StepContext& ctx, OpWriter& out,
                                                        int rank) {
-  for (const auto& e : registry())
-    if (name == e.name) return e.make(ctx, out, rank);
-  throw InternalError("unknown data-parallel strategy \"" + std::string(name) + "\"" +
-                      did_you_mean(name, dp_strategy_names()) + "; known: " + join_names(dp_strategy_names()));
+  return registry().make(name, ctx, out, rank);
 }
 
 std::string_view dp_strategy_name_for(const layout::Layout& layout) {

@@ -1,37 +1,36 @@
 #include "workload/network_binding.hpp"
 
-#include "core/did_you_mean.hpp"
-#include "core/error.hpp"
+#include "core/registry.hpp"
 
 namespace moesim::workload {
 
-// The bindings, one file each; adding one is its file and one line in each list below.
+// The bindings, one file each; adding one is its file, its declaration here and
+// one add() line in the register_builtin_ function below.
 std::unique_ptr<NetworkBinding> make_per_gpu_ports_binding(const BindingInputs& inputs);  // binding_per_gpu_ports.cpp
 
 namespace {
-struct Entry {
-  const char* name;
-  std::unique_ptr<NetworkBinding> (*make)(const BindingInputs&);
-};
-const std::vector<Entry>& registry() {
-  static const std::vector<Entry> all = {
-      {"per-gpu-ports", make_per_gpu_ports_binding},
-  };
+// The step builder picks the name (kDefaultNetworkBinding), so an unknown one is moesim's bug.
+using NetworkBindingRegistry = Registry<std::unique_ptr<NetworkBinding>(const BindingInputs&)>;
+
+void register_builtin_network_bindings(NetworkBindingRegistry& r) {
+  r.add("per-gpu-ports", "each GPU's NVLink port and NIC port(s), shared by its concurrent collectives",
+        make_per_gpu_ports_binding);
+}
+
+const NetworkBindingRegistry& registry() {
+  static const NetworkBindingRegistry all = [] {
+    NetworkBindingRegistry r("network binding", UnknownName::internal_error);
+    register_builtin_network_bindings(r);
+    return r;
+  }();
   return all;
 }
 }  // namespace
 
-std::vector<std::string> network_binding_names() {
-  std::vector<std::string> out;
-  for (const auto& e : registry()) out.emplace_back(e.name);
-  return out;
-}
+std::vector<std::string> network_binding_names() { return registry().names(); }
 
 std::unique_ptr<NetworkBinding> make_network_binding(std::string_view name, const BindingInputs& inputs) {
-  for (const auto& e : registry())
-    if (name == e.name) return e.make(inputs);
-  throw InternalError("unknown network binding \"" + std::string(name) + "\"" +
-                      did_you_mean(name, network_binding_names()) + "; known: " + join_names(network_binding_names()));
+  return registry().make(name, inputs);
 }
 
 }  // namespace moesim::workload

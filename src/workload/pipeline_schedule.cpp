@@ -2,23 +2,33 @@
 
 #include <algorithm>
 
-#include "core/did_you_mean.hpp"
-#include "core/error.hpp"
+#include "core/registry.hpp"
 
 namespace moesim::workload {
 
-// The schedules, one file each; adding one is its file and one line in each list below.
+// The schedules, one file each; adding one is its file, its declaration here and
+// one add() line in the register_builtin_ function below.
 const PipelineSchedule& one_f_one_b_schedule();       // schedule_1f1b.cpp
 const PipelineSchedule& interleaved_1f1b_schedule();  // schedule_interleaved_1f1b.cpp
 const PipelineSchedule& combined_1f1b_schedule();     // schedule_combined_1f1b.cpp
 
 namespace {
-const std::vector<const PipelineSchedule*>& registry() {
-  static const std::vector<const PipelineSchedule*> all = {
-      &one_f_one_b_schedule(),
-      &interleaved_1f1b_schedule(),
-      &combined_1f1b_schedule(),
-  };
+// Schedules hold no state: the registry hands out shared instances. The layout picks the name
+// (schedule_name_for), so an unknown one is moesim's bug.
+using PipelineScheduleRegistry = Registry<const PipelineSchedule&()>;
+
+void register_builtin_schedules(PipelineScheduleRegistry& r) {
+  r.add("1f1b", "Megatron's 1F1B (vpp = 1)", one_f_one_b_schedule);
+  r.add("interleaved-1f1b", "Megatron's interleaved 1F1B (vpp > 1)", interleaved_1f1b_schedule);
+  r.add("combined-1f1b", "Megatron's combined 1F1B of A2A overlap", combined_1f1b_schedule);
+}
+
+const PipelineScheduleRegistry& registry() {
+  static const PipelineScheduleRegistry all = [] {
+    PipelineScheduleRegistry r("pipeline schedule", UnknownName::internal_error);
+    register_builtin_schedules(r);
+    return r;
+  }();
   return all;
 }
 
@@ -36,18 +46,9 @@ std::vector<ScheduleUnit> ordered_units(const ScheduleShape& s, UnitKind kind) {
 }
 }  // namespace
 
-std::vector<std::string> schedule_names() {
-  std::vector<std::string> out;
-  for (const auto* s : registry()) out.emplace_back(s->name());
-  return out;
-}
+std::vector<std::string> schedule_names() { return registry().names(); }
 
-const PipelineSchedule& schedule_named(std::string_view name) {
-  for (const auto* s : registry())
-    if (s->name() == name) return *s;
-  throw InternalError("unknown pipeline schedule \"" + std::string(name) + "\"" + did_you_mean(name, schedule_names()) +
-                      "; known: " + join_names(schedule_names()));
-}
+const PipelineSchedule& schedule_named(std::string_view name) { return registry().make(name); }
 
 std::string_view schedule_name_for(const layout::Layout& layout, int vpp) {
   if (layout.a2a_overlap) return "combined-1f1b";
