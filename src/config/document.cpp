@@ -35,6 +35,10 @@ Document parse_text(const std::string& text, const std::string& name, Diagnostic
     diags.add(name, "",
               "malformed JSON at line " + std::to_string(line) + ", column " + std::to_string(col) + ": " + what);
     doc.json = Json::object();
+  } catch (const Json::out_of_range& e) {
+    // A literal such as 1e400 overflows a double: nlohmann throws out_of_range (406), not a parse error.
+    diags.add(name, "", std::string("malformed JSON: a number is out of range (not a finite double): ") + e.what());
+    doc.json = Json::object();
   }
   return doc;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/units.hpp"
 
 namespace moesim::engine {
 
@@ -78,6 +79,9 @@ void FlowSolver::predict(FlowId id, Picoseconds now) {
   FlowState& f = flows_[static_cast<std::size_t>(id)];
   ++f.version;
   const double dt = std::ceil(f.remaining / f.rate);
+  // A flow ending past int64 picoseconds (~106 days) would overflow the cast below; only an absurd input (a NIC
+  // scaled a trillion-fold slower) gets there, and seconds_to_ps refuses it with the simulator's range.
+  (void)seconds_to_ps((static_cast<double>(now) + dt) / kPicosecondsPerSecond);
   f.predicted_end = now + static_cast<Picoseconds>(dt);
   completions_.emplace(f.predicted_end, id, f.version);
 }

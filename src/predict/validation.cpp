@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <exception>
+#include <map>
 
 #include "core/did_you_mean.hpp"
 #include "core/error.hpp"
@@ -149,9 +150,29 @@ void require_columns(const config::CsvTable& table) {
   throw ConfigError(std::move(problems));
 }
 
+namespace {
+// An id names one measurement: `--explain ID` picks a row by it and the summary counts each row once, so a table
+// that repeats an id (a pasted row) is refused rather than double-counted.
+void require_unique_ids(const config::CsvTable& table) {
+  std::map<std::string, std::size_t> first_row;
+  std::vector<Diagnostic> problems;
+  for (std::size_t i = 0; i < table.rows.size(); ++i) {
+    const auto id = cell(table.rows[i], "id");
+    if (id.empty()) continue;
+    const auto [at, fresh] = first_row.emplace(id, i + 1);
+    if (!fresh)
+      problems.push_back({table.file, "",
+                          "duplicate id \"" + id + "\" in data rows " + std::to_string(at->second) + " and " +
+                              std::to_string(i + 1) + ": each row needs its own id"});
+  }
+  if (!problems.empty()) throw ConfigError(std::move(problems));
+}
+}  // namespace
+
 ValidationResult validate_table(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base,
                                 int jobs) {
   require_columns(table);
+  require_unique_ids(table);
   ValidationResult out;
   // Rows are independent and land in their own slots, so the result does not depend on `jobs`. An exception that
   // is not a row's own (an internal error) propagates: the one of the lowest row, whatever the timing.

@@ -136,6 +136,9 @@ std::vector<CalibrationRecord> parse_jsonl(const std::string& text, const std::s
     } catch (const Json::parse_error& e) {
       diags.add(where, "", std::string("not valid JSON: ") + e.what());
       continue;
+    } catch (const Json::out_of_range& e) {  // a literal such as 1e400 that overflows a double
+      diags.add(where, "", std::string("not valid JSON: a number is out of range: ") + e.what());
+      continue;
     }
     const std::size_t before = diags.size();
     CalibrationRecord rec;

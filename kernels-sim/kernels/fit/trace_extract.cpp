@@ -147,6 +147,8 @@ TraceExtraction extract_trace_calibration(const std::string& trace_text, const s
     j = Json::parse(trace_text);
   } catch (const Json::parse_error& e) {
     throw ConfigError({{name, "", std::string("not valid JSON: ") + e.what()}});
+  } catch (const Json::out_of_range& e) {  // a literal such as 1e400 that overflows a double
+    throw ConfigError({{name, "", std::string("not valid JSON: a number is out of range: ") + e.what()}});
   }
   const auto fail = [&](const std::string& pointer, const std::string& msg) {
     throw ConfigError({{name, pointer, msg}});
