@@ -267,22 +267,11 @@ TEST_CASE(
     "Megatron-Bridge recipe defaults: BF16 gradient reduce; FP8 attention where the row or groundtruth.md §6 says so") {
   auto bridge = [](const std::string& precision, const std::string& hardware, const std::string& source,
                    const std::string& notes) {
-    std::map<std::string, std::string> r{{"id", "X"},
-                                         {"model", "small-moe"},
-                                         {"hardware", hardware},
-                                         {"gpus", "8"},
-                                         {"tp", "1"},
-                                         {"pp", "2"},
-                                         {"ep", "4"},
-                                         {"mbs", "1"},
-                                         {"gbs", "32"},
-                                         {"seq", "4096"},
-                                         {"precision", precision},
-                                         {"framework", "Megatron-Bridge/MCore"},
-                                         {"metric", "tflops_per_gpu"},
-                                         {"value", "100"},
-                                         {"source", source},
-                                         {"notes", notes}};
+    const auto r = small_row({{"hardware", hardware},
+                              {"precision", precision},
+                              {"framework", "Megatron-Bridge/MCore"},
+                              {"source", source},
+                              {"notes", notes}});
     auto rc = predict::case_from_row(r, resolvers());
     REQUIRE(rc.c.has_value());
     return rc.c->layout;

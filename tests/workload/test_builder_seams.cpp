@@ -14,6 +14,7 @@
 #include "layout/schedule_counts.hpp"
 #include "memory/model_facts_from_spec.hpp"
 #include "model/model_loader.hpp"
+#include "small_moe_step.hpp"
 #include "topology/system_catalog.hpp"
 #include "workload/dp_strategy.hpp"
 #include "workload/layer_emitter.hpp"
@@ -28,25 +29,9 @@ using namespace moesim;
 using workload::ScheduleUnit;
 using workload::UnitKind;
 
-const std::string kCases = std::string(MOESIM_FIXTURES_DIR) + "/predict/";
-
 // small-moe (8 layers) on one DGX H100, PP2 x EP4 (tests/fixtures/predict/h100x8.json), with a tweak.
-struct Inputs {
-  model::ModelSpec model = model::load_model_file(kCases + "small_moe.json");
-  topology::SystemSpec system = topology::SystemCatalog::load(MOESIM_SOURCE_DIR).resolve("dgx-h100");
-  layout::Layout layout;
-  layout::StageAssignment stages;
-  std::unique_ptr<kernels::KernelCostModel> kernels = kernels::make_kernel_cost_model("roofline");
-
-  explicit Inputs(void (*tweak)(layout::Layout&) = nullptr) {
-    Diagnostics diags;
-    const auto doc = config::load_file(kCases + "h100x8.json", diags);
-    layout = layout::read_layout(doc.json, doc.file, diags);
-    diags.throw_if_any();
-    if (tweak) tweak(layout);
-    stages = layout::assign_stages(layout, memory::model_facts(model));
-  }
-  workload::StepInputs step() const { return {model, layout, stages, system, *kernels, {}}; }
+struct Inputs : test::SmallMoeStep {
+  explicit Inputs(void (*tweak)(layout::Layout&) = nullptr) : SmallMoeStep("h100x8.json", "dgx-h100", tweak) {}
 };
 
 // Rank `rank`'s units as the walker emitted them: one entry per run of attention blocks (forward or dgrad) of one

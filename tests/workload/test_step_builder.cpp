@@ -16,6 +16,7 @@
 #include "layout/pipeline_layout.hpp"
 #include "memory/model_facts_from_spec.hpp"
 #include "model/model_loader.hpp"
+#include "small_moe_step.hpp"
 #include "topology/system_catalog.hpp"
 #include "workload/step_builder.hpp"
 
@@ -24,26 +25,11 @@ using namespace moesim;
 using opgraph::OpKind;
 using opgraph::Stream;
 
-const std::string kCases = std::string(MOESIM_FIXTURES_DIR) + "/predict/";
-
-struct Built {
-  model::ModelSpec model = model::load_model_file(kCases + "small_moe.json");
-  topology::SystemSpec system;
-  layout::Layout layout;
-  layout::StageAssignment stages;
-  std::unique_ptr<kernels::KernelCostModel> kernels = kernels::make_kernel_cost_model("roofline");
+struct Built : test::SmallMoeStep {
   workload::StepWorkload w;
 
-  Built(const char* case_file, const char* system_name, void (*tweak)(layout::Layout&) = nullptr) {
-    system = topology::SystemCatalog::load(MOESIM_SOURCE_DIR).resolve(system_name);
-    Diagnostics diags;
-    const auto doc = config::load_file(kCases + case_file, diags);
-    layout = layout::read_layout(doc.json, doc.file, diags);
-    diags.throw_if_any();
-    if (tweak) tweak(layout);
-    stages = layout::assign_stages(layout, memory::model_facts(model));
-    w = workload::build_step({model, layout, stages, system, *kernels, {}});
-  }
+  Built(const char* case_file, const char* system_name, void (*tweak)(layout::Layout&) = nullptr)
+      : SmallMoeStep(case_file, system_name, tweak), w(workload::build_step(step())) {}
 
   // ops named `name` on `rank`
   int count(int rank, const std::string& name) const {
