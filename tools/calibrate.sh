@@ -74,22 +74,25 @@ fi
 sm="${arch#sm_}"
 bin_dir="${BUILD_DIR:-$root/build-calib}"
 [[ $build_only -eq 1 ]] && bin_dir="$out"
-# cuBLAS from the CUDA toolkit; else from a pip package (nvidia-cublas) next to PyTorch.
+# cuBLAS from the CUDA toolkit; else from PyTorch's pip packages (nvidia-cublas: versioned files only, so they are
+# linked by path, with an rpath).
 extra_flags=()
+link_libs="-lcublasLt -lcublas"
 cuda_home="$(cd "$(dirname "$(readlink -f "$nvcc" 2>/dev/null || echo "$nvcc")")/.." 2>/dev/null && pwd)"
 if ! ls "$cuda_home"/lib64/libcublasLt.so* "$cuda_home"/targets/*/lib/libcublasLt.so* >/dev/null 2>&1; then
   lib="$("$python" -c 'import glob, os, nvidia; print(next(iter(sorted(glob.glob(os.path.join(list(nvidia.__path__)[0], "**", "libcublasLt.so*"), recursive=True))), ""))' 2>/dev/null)"
   if [[ -n "$lib" ]]; then
     libdir="$(dirname "$lib")"
-    extra_flags+=(-L"$libdir" -Xlinker -rpath="$libdir")
-    [[ -f "$libdir/libcublasLt.so" ]] || extra_flags+=(-Xlinker "$lib")
+    blas="$(ls "$libdir"/libcublas.so* 2>/dev/null | head -1)"
+    extra_flags+=(-Xlinker -rpath="$libdir")
     [[ -d "$libdir/../include" ]] && extra_flags+=(-I"$libdir/../include")
+    link_libs="$lib ${blas:--lcublas}"
   fi
 fi
 sources=("$cuda_dir"/*.cu "$cuda_dir"/*.cpp)
 compile_flags=(-std=c++17 -O2 "-gencode=arch=compute_${sm},code=[sm_${sm},compute_${sm}]" -Xcompiler=-Wall,-Wextra)
 compile_cmd() { echo "$nvcc ${compile_flags[*]} ${extra_flags[*]} -c $1 -o $bin_dir/$(basename "$1").o"; }
-link_cmd="$nvcc ${compile_flags[*]} ${extra_flags[*]} $bin_dir/*.o -lcublasLt -lcublas -o $bin_dir/moesim_calib"
+link_cmd="$nvcc ${compile_flags[*]} ${extra_flags[*]} $bin_dir/*.o $link_libs -o $bin_dir/moesim_calib"
 
 # Compiles every translation unit in parallel, then links; returns nvcc's status. Output to stdout.
 build() {
@@ -199,7 +202,7 @@ cublas_lib="$(ls "$cuda_home"/lib64/libcublasLt.so.*.* "$cuda_home"/targets/*/li
   echo "- cuDNN: ${cudnn_header:-no cudnn_version.h in $cuda_home/include}; PyTorch's: see the next line"
   echo "- Python stack: $py_versions"
   echo "- project commit: $commit"
-  echo "- date (UTC): $(date -u +%Y-%m-%dT%H:%M:%SZ); host: $(hostname); $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ //'))"
+  echo "- date (UTC): $(date -u +%Y-%m-%dT%H:%M:%SZ); host: $(hostname 2>/dev/null || cat /etc/hostname 2>/dev/null); $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ //'))"
   echo "- command: tools/calibrate.sh $out${quick_flag[*]:+ ${quick_flag[*]}}${only:+ --only $only}"
   echo
   echo "## What was measured"

@@ -3,11 +3,13 @@
 // be fitted (too few records, unphysical data, a reference kernel) is listed as skipped with its reason and never
 // stops the others; --strict makes unphysical data an error (exit 2). Records that are a rehearsal's fake timings
 // are refused unless --allow-rehearsal (and then --out is required: a rehearsal never becomes a GPU's fit).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <memory>
 #include <ostream>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 
@@ -15,7 +17,10 @@
 #include "config/data_dir.hpp"
 #include "core/error.hpp"
 #include "kernels/fit/fitter.hpp"
+#include "kernels/fit_vs_roofline.hpp"
 #include "kernels/fitted_model.hpp"
+#include "topology/part_files.hpp"
+#include "workload/step_builder.hpp"
 
 namespace moesim::cli {
 namespace {
@@ -23,19 +28,51 @@ namespace {
 namespace fs = std::filesystem;
 namespace kf = kernels::fit;
 
-// The catalog GPU (topologies/parts/gpu/<name>.json) whose peaks row is the fit's: the name of its fit file.
-fs::path default_fit_path(const fs::path& root, const kf::FitFile& fit) {
-  const fs::path parts = root / "topologies" / "parts" / "gpu";
+fs::path gpu_parts(const fs::path& root) { return root / "topologies" / "parts" / "gpu"; }
+
+// The catalog GPUs (topologies/parts/gpu/<name>.json) whose peaks row is the fit's.
+std::vector<std::string> catalog_gpus(const fs::path& root, const kf::FitFile& fit) {
   std::vector<std::string> matches;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(parts, ec))
+  for (const auto& e : fs::directory_iterator(gpu_parts(root), ec))
     if (e.path().extension() == ".json" && kernels::peaks_key_for_gpu(e.path().stem().string()) == fit.peaks.key)
       matches.push_back(e.path().stem().string());
+  std::sort(matches.begin(), matches.end());
+  return matches;
+}
+
+// The fit file of the one catalog GPU the records belong to.
+fs::path default_fit_path(const fs::path& root, const kf::FitFile& fit) {
+  const auto matches = catalog_gpus(root, fit);
   if (matches.size() != 1)
-    throw ConfigError({{parts.string(), "",
+    throw ConfigError({{gpu_parts(root).string(), "",
                         std::to_string(matches.size()) + " catalog GPUs match the fit's peaks row " + fit.peaks.key +
                             " (records from \"" + fit.gpu + "\"); name the fit file with --out"}});
   return root / "kernels-sim" / "fits" / (matches.front() + ".json");
+}
+
+// Before and after: each fitted family's error on its own records, and the built-in roofline's on the same
+// kernels at the catalog GPU's rates (kernels/fit_vs_roofline.hpp).
+void print_comparison(std::ostream& out, const fs::path& root, const kf::FitFile& fit,
+                      const kf::CalibrationData& data) {
+  const auto gpus = catalog_gpus(root, fit);
+  if (gpus.size() != 1) {
+    out << "  (no comparison with the roofline: " << gpus.size() << " catalog GPUs match peaks row " << fit.peaks.key
+        << ")\n";
+    return;
+  }
+  const auto device = workload::device_rates(topology::read_gpu_file(gpu_parts(root) / (gpus.front() + ".json")));
+  out << "  error on the fitted records, median / p90 / max |predicted - measured| / measured (roofline: the "
+         "built-in model on "
+      << gpus.front() << "):\n";
+  const auto pct = [](const kernels::RelativeErrors& e) {
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(1) << 100 * e.median << " / " << 100 * e.p90 << " / " << 100 * e.max << " %";
+    return s.str();
+  };
+  for (const auto& c : kernels::compare_fit_with_roofline(fit, data, device))
+    out << "  " << std::left << std::setw(28) << c.family << " fit " << std::setw(22) << pct(c.fit) << " roofline "
+        << (c.roofline.n > 0 ? pct(c.roofline) : std::string("(no simulator kernel)")) << "\n";
 }
 
 void refuse_rehearsal(const kf::CalibrationData& data) {
@@ -105,6 +142,7 @@ void add_fit_command(CLI::App& app, Context& ctx) {
     file << kf::write_fit_file(fit);
     if (!file) throw ConfigError({{out.string(), "", "write failed"}});
     print_summary(ctx.out, fit, data, out);
+    print_comparison(ctx.out, config::data_dir(ctx.data_dir), fit, data);
   });
 }
 

@@ -109,6 +109,10 @@ TEST_CASE("moesim fit on the calibration format sample: refused as a rehearsal, 
   CHECK(r.out.find("grouped_gemm/bf16") != std::string::npos);
   CHECK(r.out.find("host mm            eager       issue 17.50 us/op") != std::string::npos);
   CHECK(r.out.find("skipped") == std::string::npos);
+  // Before and after on the fitted records (FAKE timings here: only the plumbing is checked).
+  CHECK(r.out.find("(roofline: the built-in model on h200-sxm)") != std::string::npos);
+  CHECK(r.out.find("router_topk/fp32             fit 0.0 / 0.0 / 0.0 %      roofline (no simulator kernel)") !=
+        std::string::npos);
   const auto fit = moesim::kernels::fit::read_fit_file(dir / "f.json");
   CHECK(fit.families.size() == 17);
   CHECK(fit.host_costs.size() == 21);
