@@ -3,8 +3,11 @@
 //   moesim_calib --out FILE [--quick] [--only memcpy,moe,gemm,grouped_gemm] [--device N] [--budget-s S]
 //                [--warmup-s S]
 // Every configuration of the plan (calib_plan.cpp) gives one line: its time, or a skip record with the failing
-// call and its error (the run goes on). Past --budget-s no new configuration starts (each left is a skip record).
+// call and its error (the run goes on). The time left of --budget-s is shared among the suites not yet run in
+// proportion to their estimated times (calib_rehearsal.hpp), unused time passing on; past its share a suite starts
+// no new configuration (each left is a skip record), so one slow suite cannot starve the ones after it.
 // Exit 0 when the run finished, 2 on bad arguments or no usable GPU, 3 when the CUDA context broke mid-run.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +16,7 @@
 #include <string>
 
 #include "calib_cuda.cuh"
+#include "calib_rehearsal.hpp"
 
 namespace {
 
@@ -104,17 +108,24 @@ int main(int argc, char** argv) {
     std::printf("warm-up: %.1f s of BF16 8192^3 GEMMs on random data ...\n", warmup_s);
     const double tflops = gemm.warm_up(warmup_s);
     std::printf("warm-up: done at %.1f s, last GEMMs at %.0f TFLOP/s\n", elapsed(), tflops);
+    double estimate_left = 0;
+    for (const calib::Suite& suite : plan) estimate_left += calib::estimated_seconds(suite);
     for (const calib::Suite& suite : plan) {
-      std::printf("suite %s: %zu configurations, %d+%d calls each (%s)\n", suite.name.c_str(), suite.cases.size(),
-                  suite.warmup, suite.repeats, suite.what.c_str());
+      const double estimate = calib::estimated_seconds(suite);
+      const double share = estimate_left > 0 ? estimate / estimate_left : 1.0;
+      const double deadline = elapsed() + std::max(0.0, budget_s - elapsed()) * share;
+      estimate_left -= estimate;
+      std::printf("suite %s: %zu configurations, %d+%d calls each, until %.0f s (%s)\n", suite.name.c_str(),
+                  suite.cases.size(), suite.warmup, suite.repeats, std::min(deadline, 1e6), suite.what.c_str());
       const calib::Settings settings{suite.warmup, suite.repeats};
       for (calib::Record r : suite.cases) {
         if (broken) {
           file->skip(r, "not run: the CUDA context broke earlier (" + broken_by + ")");
           continue;
         }
-        if (elapsed() > budget_s) {
-          file->skip(r, "not run: the time budget of " + std::to_string(static_cast<int>(budget_s)) + " s was spent");
+        if (elapsed() > deadline) {
+          file->skip(r, "not run: the suite's share of the " + std::to_string(static_cast<int>(budget_s)) +
+                            " s time budget was spent");
           continue;
         }
         try {

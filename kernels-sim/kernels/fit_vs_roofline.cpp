@@ -19,8 +19,8 @@ std::optional<DType> dtype_of(const std::string& d) {
 
 // Calibration kernel -> the builder's MemoryBound name (kernels/fitted_model.cpp's table, read backwards).
 const std::map<std::string, std::string>& memory_bound_names() {
-  static const std::map<std::string, std::string> names = {{"permute", "permute"}, {"unpermute", "unpermute"},
-                                                           {"rmsnorm", "rmsnorm"}, {"swiglu", "swiglu"},
+  static const std::map<std::string, std::string> names = {{"permute", "permute"},       {"unpermute", "unpermute"},
+                                                           {"rmsnorm", "rmsnorm"},       {"swiglu", "swiglu"},
                                                            {"quantize_fp8", "quantize"}, {"memcpy", "memcpy"}};
   return names;
 }

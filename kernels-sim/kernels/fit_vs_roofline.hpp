@@ -31,8 +31,8 @@ struct FamilyComparison {
 };
 
 // Every fitted family of `fit`, over the timed records of `data` in that family.
-std::vector<FamilyComparison> compare_fit_with_roofline(const fit::FitFile& fit, const fit::CalibrationData& data,
-                                                        const DeviceRates& device,
-                                                        const KernelEfficiencyParams& roofline = builtin_kernel_efficiency());
+std::vector<FamilyComparison> compare_fit_with_roofline(
+    const fit::FitFile& fit, const fit::CalibrationData& data, const DeviceRates& device,
+    const KernelEfficiencyParams& roofline = builtin_kernel_efficiency());
 
 }  // namespace moesim::kernels

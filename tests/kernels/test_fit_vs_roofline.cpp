@@ -36,8 +36,8 @@ TEST_CASE("kernel_of_record: the simulator kernel a record measured, with the fi
   router.shape = {{"tokens", 1}, {"experts", 8}, {"top_k", 2}};
   CHECK_FALSE(kernel_of_record(router, peaks).has_value());  // the builder's router_topk is another thing
   auto ref = synthetic::base_record("attention_fwd", "bf16_reference");
-  ref.shape = {{"batch", 1}, {"heads", 1}, {"seq_q", 1}, {"seq_kv", 1}, {"head_dim_qk", 1}, {"head_dim_v", 1},
-               {"causal", 1}};
+  ref.shape = {{"batch", 1},       {"heads", 1},      {"seq_q", 1}, {"seq_kv", 1},
+               {"head_dim_qk", 1}, {"head_dim_v", 1}, {"causal", 1}};
   CHECK_FALSE(kernel_of_record(ref, peaks).has_value());
 }
 
