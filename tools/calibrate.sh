@@ -19,6 +19,8 @@
 #
 # Fitting happens afterwards, on the CPU machine: `moesim fit --data OUT_DIR` (kernels-sim/fits/README.md).
 # Without a GPU this script refuses to run: measurements are never synthesised.
+# Exit: 0 every stage ran to its end; 3 a stage failed or hit its cap (the rest ran; run.log says which);
+# 2 no GPU, no nvcc or a failed build-only; 1 usage.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cuda_dir="$root/kernels-sim/cuda"
@@ -162,123 +164,133 @@ if ls "$out"/*.jsonl >/dev/null 2>&1; then
   echo "calibrate.sh: $out already holds records; give an empty folder (runs are never mixed)" >&2
   exit 1
 fi
-exec > >(tee -a "$out/run.log") 2>&1
 export PYTHONUNBUFFERED=1  # the Python suites' output reaches run.log as it is printed
 start=$SECONDS
-log() { echo "[$(date -u +%H:%M:%S) +$((SECONDS - start))s] $*"; }
-log "calibrate.sh: $gpu_name, output $out, suites: ${only:-all}$([[ $quick -eq 1 ]] && echo ' (quick)')"
+# The run, with everything it prints copied to run.log as it goes (tee ends before this script does, so the
+# log is complete when the folder is collected).
+run_all() {
+  log() { echo "[$(date -u +%H:%M:%S) +$((SECONDS - start))s] $*"; }
+  log "calibrate.sh: $gpu_name, output $out, suites: ${only:-all}$([[ $quick -eq 1 ]] && echo ' (quick)')"
 
-# Clock, power and throttle-reason samples for the whole run (field names differ across drivers).
-sampler=""
-for fields in \
-  "timestamp,clocks.sm,clocks.mem,clocks.max.sm,power.draw,power.limit,temperature.gpu,utilization.gpu,clocks_event_reasons.active,clocks_event_reasons.sw_power_cap,clocks_event_reasons.hw_slowdown,clocks_event_reasons.sw_thermal_slowdown,clocks_event_reasons.hw_thermal_slowdown" \
-  "timestamp,clocks.sm,clocks.mem,clocks.max.sm,power.draw,power.limit,temperature.gpu,utilization.gpu,clocks_throttle_reasons.active,clocks_throttle_reasons.sw_power_cap,clocks_throttle_reasons.hw_slowdown,clocks_throttle_reasons.sw_thermal_slowdown,clocks_throttle_reasons.hw_thermal_slowdown" \
-  "timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu"; do
-  if nvidia-smi --query-gpu="$fields" --format=csv,noheader -i 0 >/dev/null 2>&1; then
-    nvidia-smi --query-gpu="$fields" --format=csv -lms 250 -i 0 >"$out/clocks.csv" 2>/dev/null &
-    sampler=$!
-    log "clock sampler: pid $sampler, fields $fields"
-    break
-  fi
-done
-[[ -n "$sampler" ]] || log "clock sampler: nvidia-smi accepted none of the field sets; no clocks.csv"
-trap '[[ -n "$sampler" ]] && kill "$sampler" 2>/dev/null' EXIT
-
-if [[ -z "$commit" ]]; then
-  commit="$(git -C "$root" rev-parse HEAD 2>/dev/null)" &&
-    { git -C "$root" diff --quiet HEAD 2>/dev/null || commit="$commit (with local changes)"; } ||
-    commit="unknown (no git metadata here; pass --commit SHA)"
-fi
-py_versions="$("$python" -c 'import torch, triton; print("torch %s (CUDA %s), cuDNN %s, triton %s" % (torch.__version__, torch.version.cuda, torch.backends.cudnn.version(), triton.__version__))' 2>&1 | tail -1)"
-cudnn_header="$(grep -hE '^#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) ' "$cuda_home"/include/cudnn_version.h 2>/dev/null | awk '{printf "%s%s", sep, $3; sep="."}')"
-cublas_lib="$(ls "$cuda_home"/lib64/libcublasLt.so.*.* "$cuda_home"/targets/*/lib/libcublasLt.so.*.* 2>/dev/null | head -1)"
-{
-  echo "# Provenance of the calibration records in this folder"
-  echo
-  echo "- GPU: $gpu_name ($(nvidia-smi --query-gpu=compute_cap,memory.total,power.limit,clocks.max.sm,clocks.max.memory,vbios_version --format=csv,noheader -i 0 2>/dev/null | head -1); compute capability, memory, power limit, max SM and memory clocks, VBIOS)"
-  echo "- driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader -i 0 2>/dev/null | head -1)"
-  echo "- CUDA (nvcc): $("$nvcc" --version 2>/dev/null | tail -2 | head -1)"
-  echo "- cuBLAS: ${cublas_lib:+$(basename "$cublas_lib") (library file); }the version each GEMM record carries (software.cublas, cublasLtGetVersion)"
-  echo "- cuDNN: ${cudnn_header:-no cudnn_version.h in $cuda_home/include}; PyTorch's: see the next line"
-  echo "- Python stack: $py_versions"
-  echo "- project commit: $commit"
-  echo "- date (UTC): $(date -u +%Y-%m-%dT%H:%M:%SZ); host: $(hostname 2>/dev/null || cat /etc/hostname 2>/dev/null); $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ //'))"
-  echo "- command: tools/calibrate.sh $out${quick_flag[*]:+ ${quick_flag[*]}}${only:+ --only $only}"
-  echo
-  echo "## What was measured"
-  echo
-  echo "- kernels.jsonl (kernels-sim/cuda moesim_calib, built here with nvcc for $arch): dense GEMMs through cuBLASLt and"
-  echo "  grouped GEMMs through cuBLAS in Transformer Engine's orientation (A = weight, B = input, leading dimensions k and n),"
-  echo "  inputs filled with random values, after one global warm-up of 1.5 s of BF16 GEMMs; FP8 GEMMs with and without"
-  echo "  fast accumulation (each record's fast_accum). Timing: CUDA events per call, an untimed 2 x L2 write and a 20 us"
-  echo "  spin before each timed call."
-  echo "- **The MoE memory-bound kernels (permute, unpermute, router_topk, rmsnorm, swiglu, quantize_fp8) are STAND-INS**"
-  echo "  written in kernels-sim/cuda/moe_kernels.cu, not Transformer Engine's kernels; every one of their records says"
-  echo "  so (stand_in: true, implementation). Their fits are lower bounds for tuned production kernels."
-  echo "- attention.jsonl (calib_attention.py): torch.nn.functional.scaled_dot_product_attention, causal, forward and"
-  echo "  backward; cuDNN backend = dtype bf16 (the family the simulator prices attention with), flash backend"
-  echo "  (FlashAttention-2) = dtype bf16_fa2 (kept as data)."
-  echo "- host_costs.jsonl (calib_host.py): PyTorch eager dispatch time per op kind on this machine's CPU with the GPU"
-  echo "  idle, eager and from a CUDA graph."
-  echo "- clocks.csv: nvidia-smi samples every 250 ms for the whole run. Clocks were not locked."
-  echo
-  echo "## nvidia-smi at the start"
-  echo
-  echo '```'
-  nvidia-smi -q -d CLOCK,POWER,PERFORMANCE -i 0 2>&1 | sed -n '1,80p'
-  echo '```'
-} >"$out/PROVENANCE.md"
-log "provenance written"
-
-stage_status=()
-stage() {  # name cap output command...: one stage under its time cap (output: a file, or - for the log)
-  local name="$1" cap="$2" output="$3" t0=$SECONDS rc
-  shift 3
-  log "stage $name: start (cap ${cap} s)"
-  if [[ "$output" == - ]]; then
-    timeout --kill-after=5 "$cap" "$@"
-  else
-    timeout --kill-after=5 "$cap" "$@" >"$output" 2>&1
-  fi
-  rc=$?
-  [[ $rc -eq 124 || $rc -eq 137 ]] && log "stage $name: STOPPED at its ${cap} s cap (records written so far are kept)"
-  log "stage $name: exit $rc after $((SECONDS - t0)) s"
-  stage_status+=("$name: exit $rc, $((SECONDS - t0)) s")
-  return $rc
-}
-
-if [[ -n "$cuda_suites" ]]; then
-  if stage build "$cap_build" "$out/build.log" "$root/tools/calibrate.sh" "$bin_dir" --build-only --arch "$arch"; then
-    stage kernels "$cap_kernels" - "$bin_dir/moesim_calib" --out "$out/kernels.jsonl" --only "$cuda_suites" \
-      --budget-s $((cap_kernels - 10)) "${quick_flag[@]}"
-  else
-    log "the CUDA program did not build (build.log); its suites are not run"
-    tail -20 "$out/build.log"
-  fi
-fi
-if [[ $run_attention -eq 1 ]]; then
-  stage attention "$cap_attention" - "$python" "$cuda_dir/calib_attention.py" \
-    --out "$out/attention.jsonl" --budget-s $((cap_attention - 15)) "${quick_flag[@]}"
-fi
-if [[ $run_host -eq 1 ]]; then
-  stage host "$cap_host" - "$python" "$cuda_dir/calib_host.py" \
-    --out "$out/host_costs.jsonl" --budget-s $((cap_host - 8)) "${quick_flag[@]}"
-fi
-
-[[ -n "$sampler" ]] && kill "$sampler" 2>/dev/null
-{
-  echo
-  echo "## Run summary"
-  echo
-  for s in "${stage_status[@]}"; do echo "- stage $s"; done
-  for f in "$out"/*.jsonl; do
-    [[ -f "$f" ]] || continue
-    echo "- $(basename "$f"): $(grep -c . "$f") lines, $(grep -c '"skipped":' "$f") of them skip records"
+  # Clock, power and throttle-reason samples for the whole run (field names differ across drivers).
+  sampler=""
+  for fields in \
+    "timestamp,clocks.sm,clocks.mem,clocks.max.sm,power.draw,power.limit,temperature.gpu,utilization.gpu,clocks_event_reasons.active,clocks_event_reasons.sw_power_cap,clocks_event_reasons.hw_slowdown,clocks_event_reasons.sw_thermal_slowdown,clocks_event_reasons.hw_thermal_slowdown" \
+    "timestamp,clocks.sm,clocks.mem,clocks.max.sm,power.draw,power.limit,temperature.gpu,utilization.gpu,clocks_throttle_reasons.active,clocks_throttle_reasons.sw_power_cap,clocks_throttle_reasons.hw_slowdown,clocks_throttle_reasons.sw_thermal_slowdown,clocks_throttle_reasons.hw_thermal_slowdown" \
+    "timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu"; do
+    if nvidia-smi --query-gpu="$fields" --format=csv,noheader -i 0 >/dev/null 2>&1; then
+      nvidia-smi --query-gpu="$fields" --format=csv -lms 250 -i 0 >"$out/clocks.csv" 2>/dev/null &
+      sampler=$!
+      log "clock sampler: pid $sampler, fields $fields"
+      break
+    fi
   done
-  if [[ -s "$out/clocks.csv" ]]; then
-    echo "- clocks.csv: $(($(wc -l <"$out/clocks.csv") - 1)) samples; SM clock min/max over the run (MHz): $(awk -F', ' 'NR > 1 {gsub(/ MHz/, "", $2); v = $2 + 0; if (v > 0) {if (min == "" || v < min) min = v; if (v > max) max = v}} END {print min "/" max}' "$out/clocks.csv")"
+  [[ -n "$sampler" ]] || log "clock sampler: nvidia-smi accepted none of the field sets; no clocks.csv"
+  trap '[[ -n "$sampler" ]] && kill "$sampler" 2>/dev/null' EXIT
+
+  if [[ -z "$commit" ]]; then
+    commit="$(git -C "$root" rev-parse HEAD 2>/dev/null)" &&
+      { git -C "$root" diff --quiet HEAD 2>/dev/null || commit="$commit (with local changes)"; } ||
+      commit="unknown (no git metadata here; pass --commit SHA)"
   fi
-  echo "- whole run: $((SECONDS - start)) s"
-} >>"$out/PROVENANCE.md"
-log "done in $((SECONDS - start)) s; next, on the CPU machine: moesim fit --data <this folder copied to kernels-sim/data/<gpu>>"
-ls -la "$out"
+  py_versions="$("$python" -c 'import torch, triton; print("torch %s (CUDA %s), cuDNN %s, triton %s" % (torch.__version__, torch.version.cuda, torch.backends.cudnn.version(), triton.__version__))' 2>&1 | tail -1)"
+  cudnn_header="$(grep -hE '^#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) ' "$cuda_home"/include/cudnn_version.h 2>/dev/null | awk '{printf "%s%s", sep, $3; sep="."}')"
+  cublas_lib="$(ls "$cuda_home"/lib64/libcublasLt.so.*.* "$cuda_home"/targets/*/lib/libcublasLt.so.*.* 2>/dev/null | head -1)"
+  {
+    echo "# Provenance of the calibration records in this folder"
+    echo
+    echo "- GPU: $gpu_name ($(nvidia-smi --query-gpu=compute_cap,memory.total,power.limit,clocks.max.sm,clocks.max.memory,vbios_version --format=csv,noheader -i 0 2>/dev/null | head -1); compute capability, memory, power limit, max SM and memory clocks, VBIOS)"
+    echo "- driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader -i 0 2>/dev/null | head -1)"
+    echo "- CUDA (nvcc): $("$nvcc" --version 2>/dev/null | tail -2 | head -1)"
+    echo "- cuBLAS: ${cublas_lib:+$(basename "$cublas_lib") (library file); }the version each GEMM record carries (software.cublas, cublasLtGetVersion)"
+    echo "- cuDNN: ${cudnn_header:-no cudnn_version.h in $cuda_home/include}; PyTorch's: see the next line"
+    echo "- Python stack: $py_versions"
+    echo "- project commit: $commit"
+    echo "- date (UTC): $(date -u +%Y-%m-%dT%H:%M:%SZ); host: $(hostname 2>/dev/null || cat /etc/hostname 2>/dev/null); $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ //'))"
+    echo "- command: tools/calibrate.sh $out${quick_flag[*]:+ ${quick_flag[*]}}${only:+ --only $only}"
+    echo
+    echo "## What was measured"
+    echo
+    echo "- kernels.jsonl (kernels-sim/cuda moesim_calib, built here with nvcc for $arch): dense GEMMs through cuBLASLt and"
+    echo "  grouped GEMMs through cuBLAS in Transformer Engine's orientation (A = weight, B = input, leading dimensions k and n),"
+    echo "  inputs filled with random values, after one global warm-up of 1.5 s of BF16 GEMMs; FP8 GEMMs with and without"
+    echo "  fast accumulation (each record's fast_accum). Timing: CUDA events per call, an untimed 2 x L2 write and a 20 us"
+    echo "  spin before each timed call."
+    echo "- **The MoE memory-bound kernels (permute, unpermute, router_topk, rmsnorm, swiglu, quantize_fp8) are STAND-INS**"
+    echo "  written in kernels-sim/cuda/moe_kernels.cu, not Transformer Engine's kernels; every one of their records says"
+    echo "  so (stand_in: true, implementation). Their fits are lower bounds for tuned production kernels."
+    echo "- attention.jsonl (calib_attention.py): torch.nn.functional.scaled_dot_product_attention, causal, forward and"
+    echo "  backward; cuDNN backend = dtype bf16 (the family the simulator prices attention with), flash backend"
+    echo "  (FlashAttention-2) = dtype bf16_fa2 (kept as data)."
+    echo "- host_costs.jsonl (calib_host.py): PyTorch eager dispatch time per op kind on this machine's CPU with the GPU"
+    echo "  idle, eager and from a CUDA graph."
+    echo "- clocks.csv: nvidia-smi samples every 250 ms for the whole run. Clocks were not locked."
+    echo
+    echo "## nvidia-smi at the start"
+    echo
+    echo '```'
+    nvidia-smi -q -d CLOCK,POWER,PERFORMANCE -i 0 2>&1 | sed -n '1,80p'
+    echo '```'
+  } >"$out/PROVENANCE.md"
+  log "provenance written"
+
+  stage_status=() failed_stages=()
+  stage() {  # name cap output command...: one stage under its time cap (output: a file, or - for the log)
+    local name="$1" cap="$2" output="$3" t0=$SECONDS rc
+    shift 3
+    log "stage $name: start (cap ${cap} s)"
+    if [[ "$output" == - ]]; then
+      timeout --kill-after=5 "$cap" "$@"
+    else
+      timeout --kill-after=5 "$cap" "$@" >"$output" 2>&1
+    fi
+    rc=$?
+    [[ $rc -eq 124 || $rc -eq 137 ]] && log "stage $name: STOPPED at its ${cap} s cap (records written so far are kept)"
+    log "stage $name: exit $rc after $((SECONDS - t0)) s"
+    stage_status+=("$name: exit $rc, $((SECONDS - t0)) s")
+    [[ $rc -eq 0 ]] || failed_stages+=("$name")
+    return $rc
+  }
+
+  if [[ -n "$cuda_suites" ]]; then
+    if stage build "$cap_build" "$out/build.log" "$root/tools/calibrate.sh" "$bin_dir" --build-only --arch "$arch"; then
+      stage kernels "$cap_kernels" - "$bin_dir/moesim_calib" --out "$out/kernels.jsonl" --only "$cuda_suites" \
+        --budget-s $((cap_kernels - 10)) "${quick_flag[@]}"
+    else
+      log "the CUDA program did not build (build.log); its suites are not run"
+      tail -20 "$out/build.log"
+    fi
+  fi
+  if [[ $run_attention -eq 1 ]]; then
+    stage attention "$cap_attention" - "$python" "$cuda_dir/calib_attention.py" \
+      --out "$out/attention.jsonl" --budget-s $((cap_attention - 15)) "${quick_flag[@]}"
+  fi
+  if [[ $run_host -eq 1 ]]; then
+    stage host "$cap_host" - "$python" "$cuda_dir/calib_host.py" \
+      --out "$out/host_costs.jsonl" --budget-s $((cap_host - 8)) "${quick_flag[@]}"
+  fi
+
+  [[ -n "$sampler" ]] && kill "$sampler" 2>/dev/null
+  {
+    echo
+    echo "## Run summary"
+    echo
+    for s in "${stage_status[@]}"; do echo "- stage $s"; done
+    for f in "$out"/*.jsonl; do
+      [[ -f "$f" ]] || continue
+      echo "- $(basename "$f"): $(grep -c . "$f") lines, $(grep -c '"skipped":' "$f") of them skip records"
+    done
+    if [[ -s "$out/clocks.csv" ]]; then
+      echo "- clocks.csv: $(($(wc -l <"$out/clocks.csv") - 1)) samples; SM clock min/max over the run (MHz): $(awk -F', ' 'NR > 1 {gsub(/ MHz/, "", $2); v = $2 + 0; if (v > 0) {if (min == "" || v < min) min = v; if (v > max) max = v}} END {print min "/" max}' "$out/clocks.csv")"
+    fi
+    echo "- whole run: $((SECONDS - start)) s"
+  } >>"$out/PROVENANCE.md"
+  log "done in $((SECONDS - start)) s; next, on the CPU machine: moesim fit --data <this folder copied to kernels-sim/data/<gpu>>"
+  ls -la "$out"
+  if [[ ${#failed_stages[@]} -gt 0 ]]; then
+    log "stages that failed or were stopped: ${failed_stages[*]} (their records so far are kept)"
+    return 3
+  fi
+}
+run_all 2>&1 | tee -a "$out/run.log"
+exit "${PIPESTATUS[0]}"
