@@ -207,3 +207,22 @@ TEST_CASE("permute bytes: the step builder's count as the feature, the least tra
   r.kernel = "unpermute";
   CHECK(roofline_bound_us(r, peaks) == doctest::Approx(1024.0 * 2048 * 2 * 9 / 4.8e12 * 1e6));
 }
+
+TEST_CASE("host-cost records from another GPU machine than the kernel records are refused") {
+  auto data = synthetic::as_data(synthetic::rmsnorm_records({2.0, 1.1}, 0.0, 1));
+  HostCostRecord h;
+  h.op = "add";
+  h.mode = "eager";
+  h.issue_us_per_op = {9, 8, 10};
+  h.wall_us_per_op = {10, 9, 11};
+  h.gpu.name = "NVIDIA H100 80GB HBM3";
+  h.location = "host_costs.jsonl:1";
+  data.host_costs.push_back(h);
+  CHECK_THROWS_WITH_AS(fit_calibration(data), doctest::Contains("host_costs.jsonl:1:/gpu/name: host-cost record from"),
+                       moesim::ConfigError);
+  data.host_costs[0].gpu.name = "NVIDIA H200";
+  const FitFile fit = fit_calibration(data);
+  REQUIRE(fit.host_costs.size() == 1);
+  CHECK(fit.host_costs[0].issue_us_per_op == 9);
+  CHECK(fit.host_costs[0].wall_us_per_op == 10);
+}

@@ -211,6 +211,11 @@ FitFile fit_calibration(const CalibrationData& data, const FitOptions& options) 
     out.families.push_back(std::move(fit));
   }
   if (options.strict) fatal.throw_if_any();
+  for (const auto& h : data.host_costs)  // host costs belong to the machine of the kernel records
+    if (h.gpu.name != out.gpu)
+      throw ConfigError({{h.location, "/gpu/name",
+                          "host-cost record from \"" + h.gpu.name + "\" beside kernel records from \"" + out.gpu +
+                              "\": keep one GPU machine per data folder"}});
   out.host_costs = summarise_host_costs(data.host_costs);
   return out;
 }
