@@ -17,12 +17,22 @@ double speed(const std::string& metric, double value) { return metric == "step_t
 
 std::string group_key(const report::ValidationRow& v) {
   if (const auto it = v.inputs.find("group"); it != v.inputs.end() && !it->second.empty()) return it->second;
+  // The cells that name a sweep first (so that a truncated name still tells groups apart).
+  static const std::vector<std::string> first{"model", "hardware", "gpus", "gbs", "seq", "precision"};
   const auto& layout = layout_columns();
+  auto skip = [&](const std::string& name) {
+    return name == "group" || std::find(layout.begin(), layout.end(), name) != layout.end();
+  };
   std::string key;
-  for (const auto& [name, text] : v.inputs) {
-    if (name == "group" || std::find(layout.begin(), layout.end(), name) != layout.end() || text.empty()) continue;
-    key += (key.empty() ? "" : " / ") + text;
-  }
+  auto add = [&key](const std::string& text) {
+    if (!text.empty()) key += (key.empty() ? "" : " / ") + text;
+  };
+  for (const auto& name : first)
+    if (const auto it = v.inputs.find(name); it != v.inputs.end()) add(it->second);
+  // The others with their column names, so that cells of different columns cannot make equal keys.
+  for (const auto& [name, text] : v.inputs)
+    if (!skip(name) && std::find(first.begin(), first.end(), name) == first.end() && !text.empty())
+      add(name + "=" + text);
   return key;
 }
 

@@ -3,8 +3,9 @@
 // rows that share a model, system and batch and differ only in their layout (a sweep group) are judged by the
 // Kendall tau between their measured and predicted order, beside their errors.
 //
-// Groups: by the `group` column when the table has one (blank cells form a group of their own per remaining key);
-// otherwise by every input column except the layout columns (layout_columns()). Order is by speed: a step-time
+// Groups: by the `group` column when the table has one (a blank cell groups its row by the other columns);
+// otherwise by every input column except the layout columns (layout_columns()), named by model / hardware / gpus /
+// gbs / seq / precision and then the other non-blank cells as column=value. Order is by speed: a step-time
 // metric is inverted, every other metric (TFLOPS/GPU, tokens/s/GPU) is a rate already, so tau compares rates.
 #include <optional>
 #include <string>

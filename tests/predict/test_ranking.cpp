@@ -67,6 +67,7 @@ TEST_CASE("rank_groups: groups by the non-layout columns, inverts step times, re
   const auto g = predict::rank_groups(r);
   REQUIRE(g.groups.size() == 2);
   const auto& a = g.groups[0];
+  CHECK(a.name == "m1 / 64");  // model, then gbs (the naming columns present), no layout column
   CHECK(a.ids == std::vector<std::string>{"A", "B", "C"});
   CHECK(*a.tau_b == doctest::Approx(1.0 / 3.0));
   CHECK(a.best_measured == "B");
@@ -105,4 +106,14 @@ TEST_CASE("layout columns hold the parallel sizes and switches, not the model, s
     CHECK(std::find(c.begin(), c.end(), k) != c.end());
   for (const char* k : {"model", "hardware", "gpus", "gbs", "seq", "precision"})
     CHECK(std::find(c.begin(), c.end(), k) == c.end());
+}
+
+TEST_CASE("rank_groups: other non-layout cells split groups and name them column=value") {
+  report::ValidationResult r;
+  r.rows.push_back(validation_row("A", "tflops_per_gpu", 100, 100, {{"model", "m1"}, {"framework", "x"}, {"tp", "1"}}));
+  r.rows.push_back(validation_row("B", "tflops_per_gpu", 100, 100, {{"model", "m1"}, {"framework", "y"}, {"tp", "2"}}));
+  const auto g = predict::rank_groups(r);
+  REQUIRE(g.groups.size() == 2);
+  CHECK(g.groups[0].name == "m1 / framework=x");
+  CHECK(g.groups[1].name == "m1 / framework=y");
 }
