@@ -5,7 +5,8 @@
 //
 // Groups: by the `group` column when the table has one (a blank cell groups its row by the other columns);
 // otherwise by every input column except the layout columns (layout_columns()), named by model / hardware / gpus /
-// gbs / seq / precision and then the other non-blank cells as column=value. Order is by speed: a step-time
+// gbs / seq / precision and then the other non-blank cells as column=value. Cells are compared as text: rows that
+// spell one model two ways ("Qwen3-30B-A3B", "qwen3-30b-a3b") fall in two groups unless a `group` cell joins them. Order is by speed: a step-time
 // metric is inverted, every other metric (TFLOPS/GPU, tokens/s/GPU) is a rate already, so tau compares rates.
 #include <optional>
 #include <string>
