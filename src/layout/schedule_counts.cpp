@@ -73,14 +73,18 @@ int microbatches_per_round(int pp, int microbatches) {
   return microbatches / rounds;
 }
 
+int zero_bubble_warmup(int pp, int vpp, int m, int r) {
+  return (vpp - 1) * microbatches_per_round(pp, m) + (pp - 1 - r);
+}
+
 namespace {
 // A 1F1B-shaped order (warm-up forwards, then F, B (and W) alternately): the peak is after the first steady
 // forward; with W deferred by `w_delay` steady steps, that many W are pending once the delay has run.
 RankScheduleCounts one_f_one_b_shape(int warmup_uncapped, int total, int w_delay) {
   RankScheduleCounts c;
-  c.warmup_forwards = std::clamp(warmup_uncapped, 0, total);
   c.peak_inflight = std::max(1, std::min(warmup_uncapped + 1, total));
-  const int steady = total - c.warmup_forwards;
+  c.forwards_before_first_backward = c.peak_inflight;
+  const int steady = total - std::clamp(warmup_uncapped, 0, total);
   c.pending_wgrads_at_peak = std::max(0, std::min(steady - 1, w_delay));
   return c;
 }
@@ -93,15 +97,14 @@ RankScheduleCounts schedule_counts(Schedule s, int pp, int vpp, int m, int r, bo
     case Schedule::interleaved: return one_f_one_b_shape(warmup_forwards(pp, vpp, r, a2a_overlap), m * vpp, 0);
     // torch's zero-bubble 1F1B order (_get_1f1b_rank_ops with enable_zero_bubble): warm-up (vpp-1) rounds plus
     // one forward per hop to the last rank; rank r runs its first r steady steps without a W (ZB-H1's deferral).
-    case Schedule::zb_h1: return one_f_one_b_shape(pp - r - 1, m, r);
-    case Schedule::interleaved_zb:
-      return one_f_one_b_shape((vpp - 1) * microbatches_per_round(pp, m) + (pp - 1 - r), m * vpp, r);
+    case Schedule::zb_h1: return one_f_one_b_shape(zero_bubble_warmup(pp, 1, m, r), m, r);
+    case Schedule::interleaved_zb: return one_f_one_b_shape(zero_bubble_warmup(pp, vpp, m, r), m * vpp, r);
     case Schedule::zbv: {
       // 2(pp-r)-1 chunk-0 forwards, r pairs of chunk-1/chunk-0 forwards, then chunk 1's first forward before its
       // first backward; each backward's W follows it at once while forwards remain.
       RankScheduleCounts c;
-      c.warmup_forwards = std::min(2 * pp - r - 1, m) + std::min(r + 1, m);
-      c.peak_inflight = c.warmup_forwards;
+      c.forwards_before_first_backward = std::min(2 * pp - r - 1, m) + std::min(r + 1, m);
+      c.peak_inflight = c.forwards_before_first_backward;
       return c;
     }
     case Schedule::dualpipev:
@@ -109,8 +112,12 @@ RankScheduleCounts schedule_counts(Schedule s, int pp, int vpp, int m, int r, bo
       // Both fill each of the rank's two chunks before the first backward: 2pp forwards on V's 2pp stages, pp on
       // DualPipe's pp-stage copies (m >= 2 stages is their rule); the first overlapped F&B pair then holds one more.
       RankScheduleCounts c;
-      c.warmup_forwards = s == Schedule::dualpipe ? pp : 2 * pp;
-      c.peak_inflight = c.warmup_forwards + 1;
+      // The middle ranks (DualPipe) or the last (DualPipeV) have no third step and run the first pair's forward
+      // before any backward.
+      const int base = s == Schedule::dualpipe ? pp : 2 * pp;
+      const bool no_third_step = s == Schedule::dualpipe ? std::min(r, pp - 1 - r) == pp / 2 - 1 : r == pp - 1;
+      c.forwards_before_first_backward = base + (no_third_step ? 1 : 0);
+      c.peak_inflight = base + 1;
       return c;
     }
   }

@@ -67,12 +67,15 @@ inline int warmup_forwards(int pp, int vpp, int pp_rank, bool a2a_overlap) {
 // Micro-batches of one round of torch's interleaved schedules: m / max(1, m / pp) (torch.distributed.pipelining
 // ScheduleInterleaved1F1B / ScheduleInterleavedZeroBubble `microbatches_per_round`).
 int microbatches_per_round(int pp, int microbatches);
+// torch's zero-bubble warm-up (_get_warmup_ops with multiply_factor 1): (vpp-1) rounds plus one forward per hop to
+// the last rank, pp - rank - 1 (ZB-H1's, which is 1F1B's, at vpp = 1). Not capped.
+int zero_bubble_warmup(int pp, int vpp, int microbatches, int pp_rank);
 
 // One rank's counts under a schedule with `microbatches` micro-batches per step (all copies together).
 struct RankScheduleCounts {
-  // Forward units before the rank's first steady-state forward/backward alternation (Megatron's and torch's
-  // "warm-up"), capped at the rank's forward units.
-  int warmup_forwards = 0;
+  // Forward units the rank runs before its first backward (its warm-up forwards and the first steady forward of
+  // the 1F1B family; every forward when there are no more micro-batches than that).
+  int forwards_before_first_backward = 1;
   // Chunk-micro-batches whose activations are held at once at the peak: forwards done whose backward is not.
   // An overlapped F&B pair holds its forward's activations while its backward still runs (DualPipe's PP+1).
   int peak_inflight = 1;

@@ -13,9 +13,8 @@ class InterleavedZeroBubble final : public PipelineSchedule {
  public:
   std::string_view name() const override { return "interleaved-zb"; }
   std::vector<ScheduleUnit> units(const ScheduleShape& s, int rank) const override {
-    const auto counts =
-        layout::schedule_counts(layout::Schedule::interleaved_zb, s.pp, s.vpp, s.microbatches, rank, false);
-    return zero_bubble_order(s, counts.warmup_forwards, rank, layout::microbatches_per_round(s.pp, s.microbatches));
+    const int warmup = layout::zero_bubble_warmup(s.pp, s.vpp, s.microbatches, rank);
+    return zero_bubble_order(s, warmup, rank, layout::microbatches_per_round(s.pp, s.microbatches));
   }
 };
 }  // namespace

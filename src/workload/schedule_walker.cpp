@@ -7,9 +7,27 @@
 
 namespace moesim::workload {
 
-OpId StageInputs::take(const Key& key) const {
-  const auto it = ready_.find(key);
-  return it == ready_.end() ? -1 : it->second;
+OpId StageInputs::take(const Key& key, OpWriter& out, int rank, int mb) {
+  if (const auto it = ready_.find(key); it != ready_.end()) return it->second;
+  const OpId marker = out.input_marker(rank, mb);
+  waiting_[key].push_back(marker);
+  return marker;
+}
+
+void StageInputs::deliver(const Key& key, OpId op, OpWriter& out) {
+  ready_[key] = op;
+  const auto it = waiting_.find(key);
+  if (it == waiting_.end()) return;
+  for (OpId marker : it->second) out.add_dep(marker, op);
+  waiting_.erase(it);
+}
+
+void StageInputs::check_all_delivered() const {
+  if (waiting_.empty()) return;
+  const auto& [kind, stage, mb] = waiting_.begin()->first;
+  throw InternalError(std::string("pipeline schedule: no unit delivers the input of ") +
+                      (kind == UnitKind::F ? "forward" : "backward") + " of stage " + std::to_string(stage) +
+                      ", micro-batch " + std::to_string(mb));
 }
 
 std::vector<OpId> ScheduleWalker::walk_rank(int rank, DataParallelStrategy& dp, StageInputs& inputs) {
@@ -127,12 +145,14 @@ std::optional<layout::StageSlot> ScheduleWalker::neighbour(int rank, int chunk, 
   return layout::slot_of(s.placement, s.pp, s.vpp, at);
 }
 
-void ScheduleWalker::start_unit(int rank, UnitPlan& u, DataParallelStrategy& dp, const StageInputs& inputs) {
+void ScheduleWalker::start_unit(int rank, UnitPlan& u, DataParallelStrategy& dp, StageInputs& inputs) {
   const auto& ch = ctx_.in.stages.chunk(rank, u.unit.chunk);
   const int mb = u.unit.microbatch;
   const int layers = static_cast<int>(ctx_.in.model.num_layers);
   // Input from the neighbouring stage (sent when that stage finished this micro-batch).
-  if (const OpId in = inputs.take(key_of(u.unit.kind, rank, u.unit.chunk, mb)); in >= 0) u.chain.last = in;
+  // The first stage's forward has no input (its embedding reads the data).
+  const bool first_forward = u.unit.forward() && !neighbour(rank, u.unit.chunk, -1);
+  if (!first_forward) u.chain.last = inputs.take(key_of(u.unit.kind, rank, u.unit.chunk, mb), out_, rank, mb);
   if (u.unit.forward()) {
     dp.before_forward_unit(u.unit.chunk, mb, u.chain);
     if (ch.has_embedding) {
@@ -170,10 +190,10 @@ void ScheduleWalker::finish_unit(int rank, UnitPlan& u, DataParallelStrategy& dp
       const layout::StageSlot at = *next;
       // A stage on another rank gets the activations by a send; the V's turn stays on this rank.
       const OpId out = at.rank != rank ? pp_send(rank, mb, Phase::fwd, u.chain.last) : u.chain.last;
-      inputs.deliver(key_of(UnitKind::F, at.rank, at.chunk, mb), out);
+      inputs.deliver(key_of(UnitKind::F, at.rank, at.chunk, mb), out, out_);
     } else {
       // The last stage's forward feeds its own backward directly.
-      inputs.deliver(key_of(UnitKind::B, rank, chunk, mb), u.chain.last);
+      inputs.deliver(key_of(UnitKind::B, rank, chunk, mb), u.chain.last, out_);
     }
     return;
   }
@@ -185,7 +205,7 @@ void ScheduleWalker::finish_unit(int rank, UnitPlan& u, DataParallelStrategy& dp
   if (const auto prev = neighbour(rank, chunk, -1)) {
     const layout::StageSlot at = *prev;
     const OpId out = at.rank != rank ? pp_send(rank, mb, Phase::bwd_dgrad, u.chain.last) : u.chain.last;
-    inputs.deliver(key_of(UnitKind::B, at.rank, at.chunk, mb), out);
+    inputs.deliver(key_of(UnitKind::B, at.rank, at.chunk, mb), out, out_);
   }
   if (u.defer_wgrad)
     backward_end_[{chunk, mb}] = u.chain.last;

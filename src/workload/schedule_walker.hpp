@@ -23,16 +23,22 @@ namespace moesim::workload {
 
 // What a unit waits for from another, shared by every rank of the step: by (kind, stage key, micro-batch) of the
 // receiving unit (the stage key is copy x stages-per-copy + stage), the op that delivers its input (a
-// point-to-point send, the same rank's previous stage, or the last stage's own forward).
+// point-to-point send, the same rank's previous stage, or the last stage's own forward). Ranks are walked one
+// after another, so a unit often comes before its input exists (a backward on rank r waits for rank r+1's; an
+// interleaved chunk for the previous rank's last chunk): it then waits on a marker that `deliver` wires to the
+// input when it is emitted.
 class StageInputs {
  public:
   using Key = std::tuple<UnitKind, int, int>;
-  // The op unit `key`'s input comes from, or -1 when none has been delivered yet.
-  OpId take(const Key& key) const;
-  void deliver(const Key& key, OpId op) { ready_[key] = op; }
+  // The op unit `key`'s input comes from, or a new marker on `rank` that will wait for it.
+  OpId take(const Key& key, OpWriter& out, int rank, int mb);
+  void deliver(const Key& key, OpId op, OpWriter& out);
+  // Throws InternalError naming a unit whose input no unit delivered (a schedule that skips a stage's unit).
+  void check_all_delivered() const;
 
  private:
   std::map<Key, OpId> ready_;
+  std::map<Key, std::vector<OpId>> waiting_;
 };
 
 class ScheduleWalker {
@@ -51,7 +57,7 @@ class ScheduleWalker {
     Chain chain;
     bool defer_wgrad = false;  // a backward whose W unit comes later
   };
-  void start_unit(int rank, UnitPlan& u, DataParallelStrategy& dp, const StageInputs& inputs);
+  void start_unit(int rank, UnitPlan& u, DataParallelStrategy& dp, StageInputs& inputs);
   void finish_unit(int rank, UnitPlan& u, DataParallelStrategy& dp, StageInputs& inputs, std::vector<OpId>& last_bwd);
   void weight_unit(int rank, const ScheduleUnit& unit, DataParallelStrategy& dp, std::vector<OpId>& last_bwd);
   void emit_pair(int rank, UnitPlan& f, UnitPlan& b, DataParallelStrategy& dp);

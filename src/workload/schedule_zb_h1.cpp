@@ -13,8 +13,8 @@ class ZbH1 final : public PipelineSchedule {
  public:
   std::string_view name() const override { return "zb-h1"; }
   std::vector<ScheduleUnit> units(const ScheduleShape& s, int rank) const override {
-    const auto counts = layout::schedule_counts(layout::Schedule::zb_h1, s.pp, 1, s.microbatches, rank, false);
-    return zero_bubble_order({s.pp, 1, s.microbatches}, counts.warmup_forwards, rank, s.microbatches);
+    const int warmup = layout::zero_bubble_warmup(s.pp, 1, s.microbatches, rank);
+    return zero_bubble_order({s.pp, 1, s.microbatches}, warmup, rank, s.microbatches);
   }
 };
 }  // namespace
