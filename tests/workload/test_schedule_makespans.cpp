@@ -74,7 +74,8 @@ Played play(const char* schedule, int pp, int chunks, int m, Times t) {
     const auto& [kind, copy, stage, mb] = k;
     if (kind == UnitKind::F && stage > 0) g.add_dep(op, id.at({UnitKind::F, copy, stage - 1, mb}));
     if (kind == UnitKind::B)
-      g.add_dep(op, stage + 1 < stages ? id.at({UnitKind::B, copy, stage + 1, mb}) : id.at({UnitKind::F, copy, stage, mb}));
+      g.add_dep(op,
+                stage + 1 < stages ? id.at({UnitKind::B, copy, stage + 1, mb}) : id.at({UnitKind::F, copy, stage, mb}));
     if (kind == UnitKind::W) g.add_dep(op, id.at({UnitKind::B, copy, stage, mb}));
   }
   out.makespan = engine::Simulator().run(g, opgraph::NetworkModel{}).makespan;
@@ -120,7 +121,7 @@ TEST_CASE("ZB-H1: bubble (pp-1)(F+B-2W) on every rank, B the full backward") {
         CHECK(p.makespan == m * (t.F + t.B) + (pp - 1) * (t.F + t.B - 2 * t.W));
         for (Picoseconds busy : p.busy) CHECK(p.makespan - busy == (pp - 1) * (t.F + t.B - 2 * t.W));
         CHECK(p.makespan - p.busy[0] == Picoseconds(layout::bubble_seconds(layout::Schedule::zb_h1, pp, double(t.F),
-                                                                             double(t.B), double(t.W), 0)));
+                                                                           double(t.B), double(t.W), 0)));
       }
 }
 
