@@ -136,6 +136,47 @@ void OverlapOrderBuilder::weight() {
   queued_w_.erase(queued_w_.begin());
 }
 
+std::vector<ScheduleUnit> dualpipe_order(int n, int h, int m, int c0, int c1, int first_mb0, int first_mb1) {
+  OverlapOrderBuilder o(first_mb0, first_mb1);
+  const int k = n - h - 1;
+  for (int i = 0; i < 2 * k; ++i) o.forward(c0);
+  for (int i = 0; i < h + 1; ++i) {
+    o.forward(c0);
+    o.forward(c1);
+  }
+  for (int i = 0; i < k; ++i) {
+    o.backward(c1, true);
+    o.weight();
+    o.forward(c1);
+  }
+  for (int i = 0; i < m - 2 * n + h + 1; ++i) {
+    if (i == 0 && h == n - 1) {
+      o.forward(c0);
+      o.backward(c1, false);
+    } else {
+      o.pair(c0, c1);
+    }
+    o.pair(c1, c0);
+  }
+  for (int i = 0; i < k; ++i) {
+    o.backward(c1, false);
+    o.pair(c1, c0);
+  }
+  bool defer = false;
+  for (int i = 0; i < h + 1; ++i) {
+    if (i == (h + 1) / 2 && h % 2 == 1) defer = true;
+    o.backward(c1, defer);
+    if (i == (h + 1) / 2 && h % 2 == 0) defer = true;
+    o.backward(c0, defer);
+  }
+  for (int i = 0; i < k; ++i) {
+    o.weight();
+    o.backward(c0, true);
+  }
+  for (int i = 0; i < h + 1; ++i) o.weight();
+  return o.take();
+}
+
 std::string to_string(const std::vector<ScheduleUnit>& units) {
   std::string s;
   for (const auto& u : units) {

@@ -95,6 +95,19 @@ class OverlapOrderBuilder {
   std::vector<ScheduleUnit> out_;
 };
 
+// The eight steps of deepseek-ai/DualPipe (dualpipe.py, and dualpipev.py which folds them onto a V), on a
+// rank `h` hops from its end of a half of `n` ranks (DualPipe: n = pp/2, h = min(r, pp-1-r); DualPipeV: n = pp,
+// h = r), with `m` micro-batches per direction, `c0` the chunk in which the rank is an early stage ("phase 0"),
+// `c1` the other, and `first_microbatch` of each chunk (chunk 0 first). With k = n - h - 1:
+//   1. 2k c0 forwards;                       2. h+1 times F(c0) F(c1);
+//   3. k times B(c1) with its W deferred, the oldest deferred W, F(c1);
+//   4. m - 2n + h + 1 times the pairs F(c0)&B(c1) and F(c1)&B(c0) (the rank at the fold, h = n-1, runs its
+//      first F(c0) and B(c1) apart);        5. k times B(c1), F(c1)&B(c0);
+//   6. h+1 times B(c1) B(c0), deferring W from the middle on (from B(c1) at odd h, from B(c0) at even h);
+//   7. k times the oldest W, B(c0) with its W deferred;   8. h+1 times the oldest W.
+std::vector<ScheduleUnit> dualpipe_order(int n, int h, int m, int c0, int c1, int first_microbatch_chunk0,
+                                         int first_microbatch_chunk1);
+
 // "F0.0 F0.1 B0.0 W0.0 ..." (<kind><chunk>.<microbatch>; a paired F is followed by '+'): for tests and debugging.
 std::string to_string(const std::vector<ScheduleUnit>& units);
 
