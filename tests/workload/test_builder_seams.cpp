@@ -286,3 +286,30 @@ TEST_CASE(
     CHECK(wgrad_ops == wgrad_ops_1f1b);
   }
 }
+
+TEST_CASE("delay_wgrad: by default the dispatch-gradient all-to-all goes before the experts' wgrad; off, it waits") {
+  for (const bool delayed : {true, false}) {
+    CAPTURE(delayed);
+    static bool current = true;
+    current = delayed;
+    const Inputs in([](layout::Layout& l) {
+      if (!current) l.delay_wgrad = false;
+    });
+    const auto w = workload::build_step(in.step());
+    int checked = 0;
+    for (const auto& op : w.graph.ops()) {
+      if (w.graph.names()[op.name] != "ep_dispatch_bwd") continue;
+      workload::OpId wgrad = -1;
+      for (const auto& other : w.graph.ops())
+        if (other.rank == op.rank && other.layer == op.layer && other.microbatch == op.microbatch &&
+            w.graph.names()[other.name] == "experts_wgrad")
+          wgrad = other.id;
+      REQUIRE(wgrad >= 0);
+      const bool waits = std::find(op.deps.begin(), op.deps.end(), wgrad) != op.deps.end();
+      CHECK(waits == !delayed);
+      CHECK((op.id < wgrad) == delayed);  // issued first when delayed
+      ++checked;
+    }
+    CHECK(checked > 0);
+  }
+}
