@@ -31,6 +31,7 @@ void add_run_command(CLI::App& app, Context& ctx) {
     o.flops_convention = flops_convention(args->flags);
     o.keep_timeline = !args->trace.empty();
     o.params = params.step;
+    o.check_memory = !args->flags.ignore_memory;
     const auto p = predict::predict_step(c, o);
     if (!args->trace.empty()) {
       std::ofstream f(args->trace);

@@ -30,6 +30,8 @@ void add_case_flags(CLI::App& sub, CaseFlags& flags) {
                  "Override a general model parameter (a step parameter or a kernel constant), name=value (e.g. "
                  "kernel_launch_us=8); repeatable");
   add_kernel_model_flag(sub, flags.kernel_model);
+  sub.add_flag("--ignore-memory", flags.ignore_memory,
+               "Predict the step even when the memory model says the layout does not fit (as validate does)");
   add_layout_flags(sub, flags.layout);
 }
 

@@ -17,6 +17,7 @@ struct CaseFlags {
   std::string flops_convention = "megatron";
   std::vector<std::string> params;    // --param name=value: step parameters and kernel constants (ModelParams)
   std::string kernel_model = "auto";  // --kernel-model auto | roofline | FILE (kernels/kernel_model_selection.hpp)
+  bool ignore_memory = false;         // --ignore-memory: predict a layout even if the memory model says it does not fit
   LayoutFlags layout;
 };
 

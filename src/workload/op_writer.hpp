@@ -31,6 +31,11 @@ class OpWriter {
   OpId comm(int rank, const CommSpec& s, std::vector<OpId> deps, int layer, int mb, Phase phase);
   // A zero-time marker on the compute stream that waits for both `after` (if any) and `other`.
   OpId join(int rank, int layer, int mb, OpId after, OpId other);
+  // A zero-time marker on the compute stream standing for an input that another rank delivers later in the
+  // walk (a unit's activations or gradients from a rank not emitted yet); its dependency is added by add_dep
+  // once the delivering op exists.
+  OpId placeholder(int rank, int mb, OpId after);
+  void add_dep(OpId op, OpId must_finish_first);
   // The dropless MoE token-count sync: the CPU waits for `after`.
   void host_sync(int rank, int layer, int mb, OpId after, Phase phase);
   // A full-iteration CUDA graph's launch on the rank's host thread.

@@ -58,19 +58,30 @@ std::vector<OpId> ScheduleWalker::walk_rank(int rank, DataParallelStrategy& dp, 
   return last_bwd;
 }
 
+void ScheduleWalker::deliver(StageInputs& inputs, const StageInputs::Key& key, OpId op) {
+  inputs.delivered[key] = op;
+  if (auto it = inputs.awaited.find(key); it != inputs.awaited.end()) out_.add_dep(it->second, op);
+}
+
 LayerRun ScheduleWalker::layer_run(int rank, int layer, int mb, Chain& chain) const {
   const auto& m = ctx_.in.model;
   const bool moe = layer >= m.num_layers ? m.mtp_layer_is_moe() : m.is_moe_layer(layer);
   return {rank, layer, mb, moe, &ctx_.cost_of(layer), &chain};
 }
 
-void ScheduleWalker::start_unit(int rank, UnitPlan& u, DataParallelStrategy& dp, const StageInputs& inputs) {
+void ScheduleWalker::start_unit(int rank, UnitPlan& u, DataParallelStrategy& dp, StageInputs& inputs) {
   const auto& ch = ctx_.in.stages.chunk(rank, u.unit.chunk);
   const int mb = u.unit.microbatch;
   const int layers = static_cast<int>(ctx_.in.model.num_layers);
   // Input from the neighbouring virtual stage (sent when that stage finished this micro-batch).
-  const auto key = std::make_tuple(u.unit.kind, ctx_.virtual_stage(rank, u.unit.chunk), mb);
-  if (auto it = inputs.find(key); it != inputs.end()) u.chain.last = it->second;
+  const int vs = ctx_.virtual_stage(rank, u.unit.chunk);
+  const auto key = std::make_tuple(u.unit.kind, vs, mb);
+  if (auto it = inputs.delivered.find(key); it != inputs.delivered.end()) {
+    u.chain.last = it->second;
+  } else if (u.unit.forward() ? vs > 0 : vs + 1 < ctx_.virtual_stages()) {
+    // Its sender is on a rank not walked yet: wait on a placeholder that deliver() connects.
+    u.chain.last = inputs.awaited[key] = out_.placeholder(rank, mb, u.chain.last);
+  }
   if (u.unit.forward()) {
     dp.before_forward_unit(u.unit.chunk, mb, u.chain);
     if (ch.has_embedding) {
@@ -105,10 +116,10 @@ void ScheduleWalker::finish_unit(int rank, UnitPlan& u, DataParallelStrategy& dp
   const int vs = ctx_.virtual_stage(rank, u.unit.chunk);
   if (u.unit.forward()) {
     if (vs + 1 < ctx_.virtual_stages()) {
-      inputs[std::make_tuple(UnitKind::F, vs + 1, mb)] = pp_send(rank, mb, Phase::fwd, u.chain.last);
+      deliver(inputs, std::make_tuple(UnitKind::F, vs + 1, mb), pp_send(rank, mb, Phase::fwd, u.chain.last));
     } else {
       // The last stage's forward feeds its own backward directly.
-      inputs[std::make_tuple(UnitKind::B, vs, mb)] = u.chain.last;
+      deliver(inputs, std::make_tuple(UnitKind::B, vs, mb), u.chain.last);
     }
     return;
   }
@@ -117,29 +128,34 @@ void ScheduleWalker::finish_unit(int rank, UnitPlan& u, DataParallelStrategy& dp
     layers_.embedding_wgrad(rank, mb, u.chain);
     dp.release(kEmbeddingUnit, true, u.chain.last, mb);
   }
-  if (vs > 0) inputs[std::make_tuple(UnitKind::B, vs - 1, mb)] = pp_send(rank, mb, Phase::bwd_dgrad, u.chain.last);
+  if (vs > 0)
+    deliver(inputs, std::make_tuple(UnitKind::B, vs - 1, mb), pp_send(rank, mb, Phase::bwd_dgrad, u.chain.last));
   last_bwd[static_cast<std::size_t>(u.unit.chunk)] = u.chain.last;
 }
 
+namespace {
 // Activations (forward) or their gradients (backward) of one micro-batch between neighbouring stages.
-double ScheduleWalker::pp_bytes() const {
-  const auto& l = ctx_.in.layout;
-  return 2.0 * ctx_.in.model.hidden_size * l.mbs * l.seq / l.cp / (l.uses_sequence_parallel() ? l.tp : 1);
+double pp_send_bytes(const StepContext& ctx) {
+  const auto& l = ctx.in.layout;
+  return 2.0 * ctx.in.model.hidden_size * l.mbs * l.seq / l.cp / (l.uses_sequence_parallel() ? l.tp : 1);
 }
 // Whether consecutive pipeline ranks sit in different NVLink domains.
-bool ScheduleWalker::pp_crosses() const {
-  const int pp = ctx_.in.stages.pp;
+bool pp_crosses_domains(const StepContext& ctx) {
+  const int pp = ctx.in.stages.pp;
   if (pp <= 1) return false;
-  const int stride = ctx_.in.layout.gpus / pp;
-  return layout::domain_of(0, ctx_.domain) != layout::domain_of(stride, ctx_.domain) ||
-         layout::domain_of(stride - 1, ctx_.domain) != layout::domain_of(2 * stride - 1, ctx_.domain);
+  const int stride = ctx.in.layout.gpus / pp;
+  return layout::domain_of(0, ctx.domain) != layout::domain_of(stride, ctx.domain) ||
+         layout::domain_of(stride - 1, ctx.domain) != layout::domain_of(2 * stride - 1, ctx.domain);
+}
+}  // namespace
+
+CommSpec pp_send_spec(const StepContext& ctx, Phase phase) {
+  const comm::GroupShape pair{2, pp_crosses_domains(ctx) ? 1 : 2};
+  return {Stream::pp_comm, "pp", phase == Phase::fwd ? "pp_send_activation" : "pp_send_gradient",
+          ctx.comm_model.collective({comm::Collective::send_recv, comm::Algorithm::direct, pair, pp_send_bytes(ctx)})};
 }
 OpId ScheduleWalker::pp_send(int rank, int mb, Phase phase, OpId after) {
-  const comm::GroupShape pair{2, pp_crosses() ? 1 : 2};
-  const CommSpec s{
-      Stream::pp_comm, "pp", phase == Phase::fwd ? "pp_send_activation" : "pp_send_gradient",
-      ctx_.comm_model.collective({comm::Collective::send_recv, comm::Algorithm::direct, pair, pp_bytes()})};
-  return out_.comm(rank, s, {after}, -1, mb, phase);
+  return out_.comm(rank, pp_send_spec(ctx_, phase), {after}, -1, mb, phase);
 }
 
 }  // namespace moesim::workload

@@ -16,9 +16,20 @@
 
 namespace moesim::workload {
 
-// What a unit waits for from another: by (kind, virtual stage, micro-batch) of the receiving unit, the op that
-// delivers its input (a point-to-point send, or the last stage's own forward). Shared by every rank of the step.
-using StageInputs = std::map<std::tuple<UnitKind, int, int>, OpId>;
+// What a unit waits for from another, by (kind, virtual stage, micro-batch) of the receiving unit: `delivered`,
+// the op that delivers its input (a point-to-point send, or the last stage's own forward); `awaited`, for a unit
+// emitted before its sender (ranks are walked one after another, so a backward's gradients come from a rank
+// walked later), the placeholder op its chain starts from, which gets the sender as dependency once the sender
+// is emitted. Shared by every rank of the step.
+struct StageInputs {
+  using Key = std::tuple<UnitKind, int, int>;
+  std::map<Key, OpId> delivered;
+  std::map<Key, OpId> awaited;
+};
+
+// The point-to-point send of one micro-batch's activations (Phase::fwd) or their gradients to the neighbouring
+// virtual stage, as comm/ costs it.
+CommSpec pp_send_spec(const StepContext& ctx, Phase phase);
 
 class ScheduleWalker {
  public:
@@ -35,11 +46,10 @@ class ScheduleWalker {
     std::vector<LayerRun> layers;  // in execution order (reversed for backward)
     Chain chain;
   };
-  void start_unit(int rank, UnitPlan& u, DataParallelStrategy& dp, const StageInputs& inputs);
+  void start_unit(int rank, UnitPlan& u, DataParallelStrategy& dp, StageInputs& inputs);
   void finish_unit(int rank, UnitPlan& u, DataParallelStrategy& dp, StageInputs& inputs, std::vector<OpId>& last_bwd);
   OpId pp_send(int rank, int mb, Phase phase, OpId after);
-  double pp_bytes() const;
-  bool pp_crosses() const;
+  void deliver(StageInputs& inputs, const StageInputs::Key& key, OpId op);
   LayerRun layer_run(int rank, int layer, int mb, Chain& chain) const;
 
   const StepContext& ctx_;
