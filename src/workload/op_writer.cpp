@@ -73,14 +73,11 @@ OpId OpWriter::join(int rank, int layer, int mb, OpId after, OpId other) {
   return graph_.add_op(std::move(op));
 }
 
-OpId OpWriter::placeholder(int rank, int mb, OpId after) {
-  Op op = label_op(rank, -1, mb, Stream::compute, OpKind::delay, "stage_input", "compute");
+OpId OpWriter::input_marker(int rank, int mb) {
+  Op op = label_op(rank, -1, mb, Stream::compute, OpKind::delay, "wait_stage_input", "compute");
   op.graph_captured = true;
-  if (after >= 0) op.deps.push_back(after);
   return graph_.add_op(std::move(op));
 }
-
-void OpWriter::add_dep(OpId op, OpId must_finish_first) { graph_.add_dep(op, must_finish_first); }
 
 void OpWriter::host_sync(int rank, int layer, int mb, OpId after, Phase phase) {
   Op op = label_op(rank, layer, mb, Stream::host, OpKind::host_sync, "dropless_token_count_sync", "host");

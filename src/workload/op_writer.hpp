@@ -31,15 +31,14 @@ class OpWriter {
   OpId comm(int rank, const CommSpec& s, std::vector<OpId> deps, int layer, int mb, Phase phase);
   // A zero-time marker on the compute stream that waits for both `after` (if any) and `other`.
   OpId join(int rank, int layer, int mb, OpId after, OpId other);
-  // A zero-time marker on the compute stream standing for an input that another rank delivers later in the
-  // walk (a unit's activations or gradients from a rank not emitted yet); its dependency is added by add_dep
-  // once the delivering op exists.
-  OpId placeholder(int rank, int mb, OpId after);
-  void add_dep(OpId op, OpId must_finish_first);
   // The dropless MoE token-count sync: the CPU waits for `after`.
   void host_sync(int rank, int layer, int mb, OpId after, Phase phase);
   // A full-iteration CUDA graph's launch on the rank's host thread.
   void graph_launch(int rank);
+  // A zero-time marker on the compute stream with no dependency yet: a unit whose input another rank delivers
+  // later in the walk waits on it, and add_dep makes it wait for that input once it exists.
+  OpId input_marker(int rank, int mb);
+  void add_dep(OpId op, OpId must_finish_first) { graph_.add_dep(op, must_finish_first); }
 
  private:
   Op label_op(int rank, int layer, int mb, Stream stream, OpKind kind, const char* name, const char* category);

@@ -59,6 +59,7 @@ StepWorkload build_step(const StepInputs& inputs) {
     const std::vector<OpId> last_bwd = walker.walk_rank(r, *dp, stage_inputs);
     emit_optimizer(ctx, out, r, dp->reduce_gradients(last_bwd), dp->shards_optimizer_state());
   }
+  stage_inputs.check_all_delivered();
   w.simulated_ranks = pp;
   return w;
 }
