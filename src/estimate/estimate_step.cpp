@@ -1,6 +1,9 @@
 #include "estimate/estimate_step.hpp"
 
 #include <algorithm>
+#include <string>
+
+#include "core/error.hpp"
 
 #include "estimate/pipeline_formulas.hpp"
 #include "estimate/unit_probe.hpp"
@@ -12,7 +15,7 @@ namespace moesim::estimate {
 namespace {
 
 struct RankTimed {
-  Timed fwd, bwd, pair;
+  Timed fwd, bwd, pair, steady;
 };
 
 // One micro-batch of every chunk of pipeline rank `rank`: its forwards, its backwards and, when the schedule
@@ -26,22 +29,13 @@ RankTimed rank_units(const workload::StepContext& ctx, UnitProbe& probe, int ran
     for (int k : ch.mtp_layers) fwd.push_back(layers + k);
     for (auto it = ch.mtp_layers.rbegin(); it != ch.mtp_layers.rend(); ++it) bwd.push_back(layers + *it);
     for (auto it = ch.layers.rbegin(); it != ch.layers.rend(); ++it) bwd.push_back(*it);
-    Timed ends;  // embedding and heads, around the layers in either form
-    if (ch.has_embedding) ends += probe.embedding_forward() + probe.embedding_wgrad();
-    ends += probe.heads(ch);
     if (ch.has_embedding) t.fwd += probe.embedding_forward();
     for (int l : fwd) t.fwd += probe.forward(l);
     t.bwd += probe.heads(ch);
     for (int l : bwd) t.bwd += probe.backward(l);
     if (ch.has_embedding) t.bwd += probe.embedding_wgrad();
-    if (!merged) continue;
-    t.pair += ends;
-    for (std::size_t k = 0; k < std::max(fwd.size(), bwd.size()); ++k) {
-      if (k < fwd.size() && k < bwd.size())
-        t.pair += probe.pair(fwd[k], bwd[k]);
-      else
-        t.pair += k < fwd.size() ? probe.forward(fwd[k]) : probe.backward(bwd[k]);
-    }
+    t.steady += probe.chunk_forward_backward(rank, c);
+    if (merged) t.pair += probe.chunk_pair(rank, c);
   }
   return t;
 }
@@ -49,6 +43,10 @@ RankTimed rank_units(const workload::StepContext& ctx, UnitProbe& probe, int ran
 }  // namespace
 
 report::StepReport estimate_step(const predict::Case& c, const predict::PredictOptions& options) {
+  const auto kind = layout::resolve_schedule(c.layout);
+  if (kind != layout::Schedule::one_f_one_b && kind != layout::Schedule::interleaved)
+    throw UsageError("estimate: the closed form covers Megatron's 1F1B, interleaved 1F1B and combined 1F1B (A2A "
+                     "overlap); schedule " + std::string(layout::to_string(kind)) + " needs `moesim run`");
   const predict::PreparedCase prep = predict::prepare_case(c, options);
   const workload::StepInputs in{c.model,         c.layout, prep.stages, c.system, *prep.kernels,
                                 options.params, &prep.memory};
@@ -67,7 +65,8 @@ report::StepReport estimate_step(const predict::Case& c, const predict::PredictO
   std::vector<RankUnits> units;
   for (int r = 0; r < pp; ++r) {
     timed.push_back(rank_units(ctx, probe, r, shape.merged));
-    units.push_back({timed.back().fwd.seconds, timed.back().bwd.seconds, timed.back().pair.seconds});
+    const auto& t = timed.back();
+    units.push_back({t.fwd.seconds, t.bwd.seconds, t.pair.seconds, t.steady.seconds});
   }
   const PipelineTimes pipe = pipeline_times(shape, units);
 
@@ -107,11 +106,11 @@ report::StepReport estimate_step(const predict::Case& c, const predict::PredictO
     if (compute > most) most = compute, critical = r;
   }
   const auto& t = timed[static_cast<std::size_t>(critical)];
-  Timed whole = (t.fwd + t.bwd).scaled(m);
+  Timed whole = t.steady.scaled(m);
   if (shape.merged && t.pair.seconds > 0) {
     const double all = m * vpp;
     const double w = std::min<double>(all, layout::warmup_forwards(pp, vpp, critical, true));
-    whole = (t.fwd + t.bwd).scaled(w / vpp) + t.pair.scaled((all - w) / vpp);
+    whole = t.steady.scaled(w / vpp) + t.pair.scaled((all - w) / vpp);
   }
   whole += start + tails[static_cast<std::size_t>(critical)] + launch;
   double others = 0;

@@ -7,7 +7,8 @@
 namespace moesim::estimate {
 
 double steady_unit(const PipelineShape& shape, const RankUnits& u) {
-  return shape.merged && u.pair > 0 ? u.pair : u.fwd + u.bwd;
+  if (shape.merged && u.pair > 0) return u.pair;
+  return u.steady > 0 ? u.steady : u.fwd + u.bwd;
 }
 
 PipelineTimes pipeline_times(const PipelineShape& s, const std::vector<RankUnits>& ranks) {
@@ -20,9 +21,10 @@ PipelineTimes pipeline_times(const PipelineShape& s, const std::vector<RankUnits
     if (s.merged && u.pair > 0) {
       const double units = m * v;
       const double w = std::min<double>(units, layout::warmup_forwards(s.pp, s.vpp, static_cast<int>(r), true));
-      busiest = std::max(busiest, (w * (u.fwd + u.bwd) + (units - w) * u.pair) / v);
+      const double unmerged = u.steady > 0 ? u.steady : u.fwd + u.bwd;
+      busiest = std::max(busiest, (w * unmerged + (units - w) * u.pair) / v);
     } else {
-      busiest = std::max(busiest, m * (u.fwd + u.bwd));
+      busiest = std::max(busiest, m * steady_unit(s, u));
     }
   }
   const double hops = 2 * (pp - 1) * s.p2p_s;

@@ -8,7 +8,8 @@
 //   interleaved 1F1B (vpp = v > 1):  T = m max_r S_r + (pp - 1) / v * mean_r (F_r + B_r) + 2 (pp - 1) p2p
 //     the bubble shrinks by v (same paper, §2.2.2).
 //
-// S_r is one micro-batch's steady-state work on rank r: F_r + B_r.
+// S_r is one micro-batch's steady-state work on rank r: a forward and a backward in a row (measured together,
+// as the host's issue of one overlaps the other's GPU work; F_r + B_r when not measured).
 // Combined 1F1B (A2A overlap) merges one micro-batch's forward with another's backward (pair P_r) except in the
 // warm-up and cool-down: rank r runs w_r (layout/schedule_counts.hpp warmup_forwards, capped at m v) forwards
 // and as many backwards unmerged, and the other m v - w_r as pairs; per chunk, F_r / v, B_r / v, P_r / v. Its
@@ -23,6 +24,7 @@ struct RankUnits {
   double fwd = 0;   // forward of one micro-batch through all of the rank's chunks
   double bwd = 0;   // backward (with recompute and heads)
   double pair = 0;  // merged forward + backward (combined 1F1B); 0 when the schedule does not merge
+  double steady = 0;  // one forward and one backward in a row, host issue overlapping GPU work; 0 = fwd + bwd
 };
 
 struct PipelineShape {

@@ -82,16 +82,6 @@ Timed UnitProbe::backward(int layer) {
   return layers_[key] = layer_units(layer, false);
 }
 
-Timed UnitProbe::pair(int forward_layer, int backward_layer) {
-  const auto key = std::make_pair(&ctx_.cost_of(forward_layer), &ctx_.cost_of(backward_layer));
-  if (auto it = pairs_.find(key); it != pairs_.end()) return it->second;
-  Chain bwd;
-  return pairs_[key] = steady([&](OpWriter&, LayerEmitter& le, Chain& chain, int i) {
-           if (i == 0) bwd = Chain{};
-           le.forward_backward_pair(run_of(forward_layer, 1, chain), run_of(backward_layer, 0, bwd));
-         });
-}
-
 Timed UnitProbe::embedding_forward() {
   return steady([&](OpWriter&, LayerEmitter& le, Chain& chain, int i) { le.embedding_forward(0, i, chain); });
 }
@@ -108,6 +98,62 @@ Timed UnitProbe::heads(const layout::ChunkAssignment& chunk) {
            le.heads_forward(0, i, chunk, chain);
            le.heads_backward(0, i, chunk, chain);
          });
+}
+
+Timed UnitProbe::chunk_forward_backward(int rank, int chunk) { return chunk_units(rank, chunk, false); }
+Timed UnitProbe::chunk_pair(int rank, int chunk) { return chunk_units(rank, chunk, true); }
+
+Timed UnitProbe::chunk_units(int rank, int chunk, bool merged) {
+  const auto& ch = ctx_.in.stages.chunk(rank, chunk);
+  const int layers = static_cast<int>(ctx_.in.model.num_layers);
+  std::vector<int> fwd(ch.layers.begin(), ch.layers.end()), bwd;
+  for (int k : ch.mtp_layers) fwd.push_back(layers + k);
+  for (auto it = ch.mtp_layers.rbegin(); it != ch.mtp_layers.rend(); ++it) bwd.push_back(layers + *it);
+  for (auto it = ch.layers.rbegin(); it != ch.layers.rend(); ++it) bwd.push_back(*it);
+  // Chunks of the same layer kinds, embedding and heads cost the same: the key is their cost kinds in order,
+  // with null entries marking the embedding and each head.
+  std::vector<const workload::LayerCosts*> key;
+  for (int l : fwd) key.push_back(&ctx_.cost_of(l));
+  key.insert(key.end(), {nullptr, ch.has_embedding ? &ctx_.cost_of(0) : nullptr, nullptr,
+                         ch.has_loss ? &ctx_.cost_of(0) : nullptr});
+  const auto cache_key = std::make_pair(key, merged);
+  if (auto it = chunks_.find(cache_key); it != chunks_.end()) return it->second;
+  auto emit = [&](OpWriter& out, LayerEmitter& le, Chain& chain, int i) {
+    const auto dp = workload::make_dp_strategy(workload::dp_strategy_name_for(ctx_.in.layout), ctx_, out, 0);
+    auto pass = [&](const std::vector<int>& order, bool forward, Chain& c, int mb) {
+      std::vector<workload::LayerRun> runs;
+      for (int l : order) runs.push_back(run_of(l, mb, c));
+      for (std::size_t k = 0; k < runs.size(); ++k) {
+        dp->before_layer(runs, k, forward, c);
+        forward ? le.forward(runs[k]) : le.backward(runs[k]);
+        dp->after_layer(runs, k, forward, c);
+      }
+    };
+    Chain f{chain.last}, b{chain.last};
+    if (ch.has_embedding) le.embedding_forward(0, 2 * i + 1, f);
+    le.heads_forward(0, 2 * i, ch, b);
+    le.heads_backward(0, 2 * i, ch, b);
+    if (merged) {
+      // As the schedule walker merges a forward unit with the backward unit after it.
+      std::vector<workload::LayerRun> fr, br;
+      for (int l : fwd) fr.push_back(run_of(l, 2 * i + 1, f));
+      for (int l : bwd) br.push_back(run_of(l, 2 * i, b));
+      for (std::size_t k = 0; k < std::max(fr.size(), br.size()); ++k) {
+        if (k < fr.size() && k < br.size())
+          le.forward_backward_pair(fr[k], br[k]);
+        else if (k < fr.size())
+          le.forward(fr[k]);
+        else
+          le.backward(br[k]);
+      }
+    } else {
+      pass(fwd, true, f, 2 * i + 1);
+      pass(bwd, false, b, 2 * i);
+    }
+    if (ch.has_embedding) le.embedding_wgrad(0, 2 * i, b);
+    chain.last = out.join(0, -1, -1, f.last, b.last);
+  };
+  return chunks_[cache_key] = steady(emit);
 }
 
 Timed UnitProbe::pp_send() {

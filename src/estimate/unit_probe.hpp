@@ -31,12 +31,16 @@ class UnitProbe {
   // One decoder layer (index < num_layers) or MTP layer (num_layers + k), steady state.
   Timed forward(int layer);
   Timed backward(int layer);  // with its recompute
-  // A forward layer and a backward layer merged in Megatron's combined 1F1B order.
-  Timed pair(int forward_layer, int backward_layer);
   Timed embedding_forward();
   Timed embedding_wgrad();
   // The loss and MTP heads of a chunk, forward and backward (what a backward unit runs before its layers).
   Timed heads(const layout::ChunkAssignment& chunk);
+  // The steady state of one micro-batch's forward and another's backward through chunk `chunk` of pipeline
+  // rank `rank`, one after the other as 1F1B runs them: the host's issue of one overlaps the other's GPU work,
+  // which per-layer sums cannot see when the step is host-bound.
+  Timed chunk_forward_backward(int rank, int chunk);
+  // The same merged layer by layer in Megatron's combined 1F1B order (forward layer k with backward layer k).
+  Timed chunk_pair(int rank, int chunk);
   // One point-to-point send of a micro-batch's activations between neighbouring stages.
   Timed pp_send();
   // Pipeline rank `rank`'s parameter all-gather of one chunk (the distributed optimizer's, at the step's start).
@@ -59,8 +63,9 @@ class UnitProbe {
   opgraph::NetworkModel network_;
   std::vector<opgraph::RankInfo> ranks_;
   std::map<std::tuple<const workload::LayerCosts*, bool>, Timed> layers_;
-  std::map<std::pair<const workload::LayerCosts*, const workload::LayerCosts*>, Timed> pairs_;
   std::map<std::pair<bool, int>, Timed> heads_;
+  Timed chunk_units(int rank, int chunk, bool merged);
+  std::map<std::pair<std::vector<const workload::LayerCosts*>, bool>, Timed> chunks_;
 };
 
 }  // namespace moesim::estimate

@@ -43,7 +43,7 @@ struct SmallSearch : test::SmallMoeStep {
   search::SpacePins pins{{"cp", "1"},         {"ep", "1"},           {"etp", "1"},          {"mbs", "1"},
                          {"vpp", "1"},        {"fsdp", "0"},         {"recompute", "none"}, {"dispatcher", "alltoall"},
                          {"a2a-overlap", "0"}, {"tp-comm-overlap", "0"}, {"cuda-graph", "none"},
-                         {"grouped-gemm", "per_expert"}};
+                         {"grouped-gemm", "per-expert"}};
   SmallSearch() : SmallMoeStep("h100x8.json", "dgx-h100"), base{model, system, layout} { base.layout.gbs = 16; }
 };
 
