@@ -127,17 +127,19 @@ void add_merge_command(CLI::App& app, Context& ctx) {
   struct Args {
     std::vector<std::string> files;
     int top = 10;
+    int verify = 3;
     bool json = false;
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand("merge", "Combine the --json outputs of `moesim search --shard i/n` runs");
   sub->add_option("files", args->files, "Shard outputs (JSON)")->required();
   sub->add_option("--top", args->top, "Layouts in the merged ranking (default 10)")->check(CLI::PositiveNumber);
+  sub->add_option("--verify", args->verify, "The shards' --verify (default 3)")->check(CLI::NonNegativeNumber);
   sub->add_flag("--json", args->json, "Print the merged result as JSON");
   sub->callback([&ctx, args] {
     std::vector<search::SearchResult> shards;
     for (const auto& file : args->files) shards.push_back(search::result_from_json(config::load_file_or_throw(file).json, file));
-    const auto merged = search::merge_results(shards, args->top);
+    const auto merged = search::merge_results(shards, args->top, args->verify);
     ctx.out << (args->json ? search::to_json(merged).dump(2) + "\n" : search::to_table(merged));
   });
 }

@@ -11,7 +11,7 @@
 #include "layout/feasibility.hpp"
 #include "memory/model_facts_from_spec.hpp"
 #include "predict/default_pipeline_layout.hpp"
-#include "search/kendall_tau.hpp"
+#include "predict/ranking.hpp"
 
 namespace moesim::search {
 namespace {
@@ -53,7 +53,7 @@ AgreementSummary summarize(const std::vector<AgreementPoint>& points) {
   s.median_abs_gap = quantile(gaps, 0.5);
   s.p90_abs_gap = quantile(gaps, 0.9);
   s.max_abs_gap = gaps.empty() ? 0 : *std::max_element(gaps.begin(), gaps.end());
-  s.kendall_tau = kendall_tau_b(engine, est);
+  s.kendall_tau = predict::kendall_tau_b(engine, est).value_or(0.0);
   return s;
 }
 

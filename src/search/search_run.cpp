@@ -131,7 +131,7 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
   return result;
 }
 
-SearchResult merge_results(const std::vector<SearchResult>& shards, int top) {
+SearchResult merge_results(const std::vector<SearchResult>& shards, int top, int verify) {
   SearchResult m;
   for (const auto& s : shards) {
     m.combinations = std::max(m.combinations, s.combinations);
@@ -148,6 +148,8 @@ SearchResult merge_results(const std::vector<SearchResult>& shards, int top) {
     for (const auto& [k, v] : s.stage_seconds) m.stage_seconds[k] = std::max(m.stage_seconds[k], v);
   }
   keep_best(m.ranking, static_cast<std::size_t>(std::max(1, top)));
+  for (std::size_t i = static_cast<std::size_t>(std::max(0, verify)); i < m.ranking.size(); ++i)
+    m.ranking[i].simulated.reset();
   return m;
 }
 

@@ -47,8 +47,9 @@ struct SearchResult {
 SearchResult run_search(const predict::Case& base, const SearchSpace& space, const SearchOptions& options);
 
 // Combines the results of shards of one search (same space, base and options but the shard) into what one
-// process would have found: sums the counts, merges the rankings and keeps the best `top`. The verified rows
-// are kept as each shard verified them.
-SearchResult merge_results(const std::vector<SearchResult>& shards, int top);
+// process would have found: sums the counts, merges the rankings and keeps the best `top`, of which the first
+// `verify` keep their engine times (each is in its own shard's top `verify`, so its shard verified it; the
+// shards' other verified rows are dropped, as one process would not have verified them).
+SearchResult merge_results(const std::vector<SearchResult>& shards, int top, int verify);
 
 }  // namespace moesim::search

@@ -1,11 +1,10 @@
 // Layout search: value lists, the candidate count of a small space by hand, pruning reasons, the ranking's
-// independence of threads and shards, Kendall's tau by hand, Megatron arguments.
+// independence of threads and shards, Megatron arguments (Kendall's tau is predict/ranking's, tested there).
 #include <cmath>
 
 #include <doctest/doctest.h>
 
 #include "core/error.hpp"
-#include "search/kendall_tau.hpp"
 #include "search/megatron_args.hpp"
 #include "search/search_run.hpp"
 #include "search/search_space.hpp"
@@ -24,15 +23,6 @@ TEST_CASE("value lists: a list, a range, errors") {
   CHECK_THROWS_AS(search::select_ints("--tp", "16..32", allowed), UsageError);  // selects nothing
   CHECK_THROWS_AS(search::select_ints("--tp", "4..2", allowed), UsageError);    // empty range
   CHECK_THROWS_AS(search::split_names("--recompute", "none,,full"), UsageError);
-}
-
-TEST_CASE("Kendall tau-b by hand") {
-  CHECK(search::kendall_tau_b({1, 2, 3}, {10, 20, 30}) == doctest::Approx(1.0));
-  CHECK(search::kendall_tau_b({1, 2, 3}, {3, 2, 1}) == doctest::Approx(-1.0));
-  // One swapped pair of six: (5 - 1) / 6.
-  CHECK(search::kendall_tau_b({1, 2, 3, 4}, {1, 3, 2, 4}) == doctest::Approx(4.0 / 6.0));
-  // A tie in the first: 2 concordant, 1 tied in a only: 2 / sqrt(3 x 2).
-  CHECK(search::kendall_tau_b({1, 1, 2}, {1, 2, 3}) == doctest::Approx(2.0 / std::sqrt(6.0)));
 }
 
 namespace {
@@ -95,7 +85,7 @@ TEST_CASE("the ranking does not depend on threads or shards; pruning reasons are
     o.shard = k;
     shards.push_back(search::run_search(s.base, space, o));
   }
-  const auto merged = search::merge_results(shards, 5);
+  const auto merged = search::merge_results(shards, 5, 2);
   CHECK(merged.feasible == one.feasible);
   CHECK(merged.combinations == one.combinations);
   CHECK(merged.pruned == one.pruned);
