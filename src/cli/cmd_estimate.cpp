@@ -61,8 +61,8 @@ void print_agreement(Context& ctx, const Args& args) {
   for (const Table& t : {Table{"groundtruth.csv", (m / "groundtruth_recipes.csv").string()},
                          Table{"bridge_heldout.csv", "none"}, Table{"gb200_ladder.csv", "none"}}) {
     const auto table = sources.read((m / t.name).string(), t.recipes);
-    const auto points = search::table_agreement(table, sources.resolvers("data/measurements/" + t.name), base,
-                                                args.jobs);
+    const auto points =
+        search::table_agreement(table, sources.resolvers("data/measurements/" + t.name), base, args.jobs);
     ctx.out << summary_line("data/measurements/" + t.name, search::summarize(points)) << worst(points, 3);
   }
   if (args.samples <= 0) return;
@@ -75,7 +75,8 @@ void print_agreement(Context& ctx, const Args& args) {
   const auto points = search::random_agreement(c, space, args.samples, args.seed, o, args.jobs);
   ctx.out << summary_line(std::to_string(args.samples) + " random layouts, " + c.model.name + " on " +
                               std::to_string(c.layout.gpus) + " " + c.system.name,
-                          search::summarize(points));
+                          search::summarize(points))
+          << worst(points, 5);
 }
 
 }  // namespace
@@ -99,15 +100,9 @@ void add_estimate_command(CLI::App& app, Context& ctx) {
       print_agreement(ctx, *args);
       return;
     }
-    const predict::Case c = resolve_case(args->flags, ctx);
-    const auto params = model_params(args->flags.params);
-    const auto kernel_model = select_kernel_model(args->flags.kernel_model, c.system.gpu.name, ctx, params.kernels);
-    predict::PredictOptions o;
-    o.kernels = kernel_model.model.get();
-    o.flops_convention = flops_convention(args->flags);
-    o.params = params.step;
-    o.check_memory = !args->flags.ignore_memory;
-    const auto r = estimate::estimate_step(c, o);
+    const auto prepared = prepare_flags(args->flags, ctx);
+    const auto& kernel_model = prepared.kernel_model;
+    const auto r = estimate::estimate_step(prepared.c, prepared.options);
     ctx.out << (args->json ? report::to_json_text(r) : report::to_table(r));
     if (!args->json) ctx.out << "  method: closed-form estimate; kernel model: " << kernel_model.why << "\n";
   });

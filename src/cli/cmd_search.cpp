@@ -18,30 +18,29 @@ namespace {
 // The layout flags that name a searched dimension (either spelling) become its pins; the value list is the
 // flag's raw text ("1,2", "32..256", "none,full"). Booleans given bare mean "1".
 std::string dimension_of(const std::string& key) {
-  static const std::map<std::string, std::string> dims{
-      {"tp", "tp"},
-      {"tensor_model_parallel_size", "tp"},
-      {"pp", "pp"},
-      {"pipeline_model_parallel_size", "pp"},
-      {"vpp", "vpp"},
-      {"virtual_pipeline_model_parallel_size", "vpp"},
-      {"cp", "cp"},
-      {"context_parallel_size", "cp"},
-      {"ep", "ep"},
-      {"expert_model_parallel_size", "ep"},
-      {"etp", "etp"},
-      {"expert_tensor_parallel_size", "etp"},
-      {"mbs", "mbs"},
-      {"micro_batch_size", "mbs"},
-      {"recompute", "recompute"},
-      {"dispatcher", "dispatcher"},
-      {"moe_token_dispatcher_type", "dispatcher"},
-      {"grouped_gemm", "grouped-gemm"},
-      {"a2a_overlap", "a2a-overlap"},
-      {"overlap_moe_expert_parallel_comm", "a2a-overlap"},
-      {"tp_comm_overlap", "tp-comm-overlap"},
-      {"cuda_graph", "cuda-graph"},
-      {"fsdp", "fsdp"}};
+  static const std::map<std::string, std::string> dims{{"tp", "tp"},
+                                                       {"tensor_model_parallel_size", "tp"},
+                                                       {"pp", "pp"},
+                                                       {"pipeline_model_parallel_size", "pp"},
+                                                       {"vpp", "vpp"},
+                                                       {"virtual_pipeline_model_parallel_size", "vpp"},
+                                                       {"cp", "cp"},
+                                                       {"context_parallel_size", "cp"},
+                                                       {"ep", "ep"},
+                                                       {"expert_model_parallel_size", "ep"},
+                                                       {"etp", "etp"},
+                                                       {"expert_tensor_parallel_size", "etp"},
+                                                       {"mbs", "mbs"},
+                                                       {"micro_batch_size", "mbs"},
+                                                       {"recompute", "recompute"},
+                                                       {"dispatcher", "dispatcher"},
+                                                       {"moe_token_dispatcher_type", "dispatcher"},
+                                                       {"grouped_gemm", "grouped-gemm"},
+                                                       {"a2a_overlap", "a2a-overlap"},
+                                                       {"overlap_moe_expert_parallel_comm", "a2a-overlap"},
+                                                       {"tp_comm_overlap", "tp-comm-overlap"},
+                                                       {"cuda_graph", "cuda-graph"},
+                                                       {"fsdp", "fsdp"}};
   const auto it = dims.find(key);
   return it == dims.end() ? "" : it->second;
 }
@@ -95,13 +94,10 @@ void add_search_command(CLI::App& app, Context& ctx) {
     }
     CaseFlags flags = args->flags;
     flags.layout = base_flags;
-    const predict::Case base = resolve_case(flags, ctx);
-    const auto params = model_params(flags.params);
-    const auto kernel_model = select_kernel_model(flags.kernel_model, base.system.gpu.name, ctx, params.kernels);
+    const auto prepared = prepare_flags(flags, ctx);
+    const predict::Case& base = prepared.c;
     auto options = args->options;
-    options.predict.kernels = kernel_model.model.get();
-    options.predict.flops_convention = flops_convention(flags);
-    options.predict.params = params.step;
+    options.predict = prepared.options;
     if (!args->shard.empty()) {
       const auto slash = args->shard.find('/');
       try {
@@ -138,7 +134,8 @@ void add_merge_command(CLI::App& app, Context& ctx) {
   sub->add_flag("--json", args->json, "Print the merged result as JSON");
   sub->callback([&ctx, args] {
     std::vector<search::SearchResult> shards;
-    for (const auto& file : args->files) shards.push_back(search::result_from_json(config::load_file_or_throw(file).json, file));
+    for (const auto& file : args->files)
+      shards.push_back(search::result_from_json(config::load_file_or_throw(file).json, file));
     const auto merged = search::merge_results(shards, args->top, args->verify);
     ctx.out << (args->json ? search::to_json(merged).dump(2) + "\n" : search::to_table(merged));
   });

@@ -147,4 +147,15 @@ predict::Case resolve_case(const CaseFlags& flags, const Context& ctx) {
   return c;
 }
 
+PreparedFlags prepare_flags(const CaseFlags& flags, const Context& ctx) {
+  PreparedFlags p{resolve_case(flags, ctx), {}, {}};
+  const auto params = model_params(flags.params);
+  p.kernel_model = select_kernel_model(flags.kernel_model, p.c.system.gpu.name, ctx, params.kernels);
+  p.options.kernels = p.kernel_model.model.get();
+  p.options.flops_convention = flops_convention(flags);
+  p.options.params = params.step;
+  p.options.check_memory = !flags.ignore_memory;
+  return p;
+}
+
 }  // namespace moesim::cli

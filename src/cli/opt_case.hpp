@@ -36,6 +36,15 @@ void apply_model_defaults(predict::Case& c, const config::Json& layout_json, con
 
 model::FlopsConvention flops_convention(const CaseFlags& flags);
 
+// A case with what predicting it needs: the kernel model chosen for its GPU (why it was chosen, for the report)
+// and the options built from the flags (kernels, FLOP convention, --param, --ignore-memory).
+struct PreparedFlags {
+  predict::Case c;
+  kernels::KernelModelChoice kernel_model;
+  predict::PredictOptions options;
+};
+PreparedFlags prepare_flags(const CaseFlags& flags, const Context& ctx);
+
 // --kernel-model auto|roofline|FILE (added by add_case_flags; validate adds it alone). Default auto.
 void add_kernel_model_flag(CLI::App& sub, std::string& kernel_model);
 

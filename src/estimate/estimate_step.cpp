@@ -45,11 +45,12 @@ RankTimed rank_units(const workload::StepContext& ctx, UnitProbe& probe, int ran
 report::StepReport estimate_step(const predict::Case& c, const predict::PredictOptions& options) {
   const auto kind = layout::resolve_schedule(c.layout);
   if (kind != layout::Schedule::one_f_one_b && kind != layout::Schedule::interleaved)
-    throw UsageError("estimate: the closed form covers Megatron's 1F1B, interleaved 1F1B and combined 1F1B (A2A "
-                     "overlap); schedule " + std::string(layout::to_string(kind)) + " needs `moesim run`");
+    throw UsageError(
+        "estimate: the closed form covers Megatron's 1F1B, interleaved 1F1B and combined 1F1B (A2A "
+        "overlap); schedule " +
+        std::string(layout::to_string(kind)) + " needs `moesim run`");
   const predict::PreparedCase prep = predict::prepare_case(c, options);
-  const workload::StepInputs in{c.model,         c.layout, prep.stages, c.system, *prep.kernels,
-                                options.params, &prep.memory};
+  const workload::StepInputs in{c.model, c.layout, prep.stages, c.system, *prep.kernels, options.params, &prep.memory};
   const workload::StepContext ctx(in);
   UnitProbe probe(ctx);
   const int pp = prep.stages.pp, vpp = prep.stages.vpp;
@@ -89,8 +90,7 @@ report::StepReport estimate_step(const predict::Case& c, const predict::PredictO
     const Timed reduce = probe.tail(r, 1) - optimizer;
     const double b = units[static_cast<std::size_t>(r)].bwd / vpp;
     double backlog = 0;
-    for (int k = 0; k < vpp; ++k)
-      backlog = std::max(backlog, (k + 1) * reduce.seconds - k * std::min(m, 1.0 * pp) * b);
+    for (int k = 0; k < vpp; ++k) backlog = std::max(backlog, (k + 1) * reduce.seconds - k * std::min(m, 1.0 * pp) * b);
     tails.push_back(optimizer + (reduce.seconds > 0 ? reduce.scaled(backlog / reduce.seconds) : Timed{}));
     step = std::max(step, start.seconds + pipe.last_backward_end[static_cast<std::size_t>(r)] + tails.back().seconds);
   }

@@ -21,9 +21,9 @@
 namespace moesim::estimate {
 
 struct RankUnits {
-  double fwd = 0;   // forward of one micro-batch through all of the rank's chunks
-  double bwd = 0;   // backward (with recompute and heads)
-  double pair = 0;  // merged forward + backward (combined 1F1B); 0 when the schedule does not merge
+  double fwd = 0;     // forward of one micro-batch through all of the rank's chunks
+  double bwd = 0;     // backward (with recompute and heads)
+  double pair = 0;    // merged forward + backward (combined 1F1B); 0 when the schedule does not merge
   double steady = 0;  // one forward and one backward in a row, host issue overlapping GPU work; 0 = fwd + bwd
 };
 
@@ -36,7 +36,7 @@ struct PipelineShape {
 };
 
 struct PipelineTimes {
-  double makespan = 0;                   // first forward's start to rank 0's last backward's end
+  double makespan = 0;                    // first forward's start to rank 0's last backward's end
   std::vector<double> last_backward_end;  // per rank
 };
 

@@ -100,9 +100,8 @@ std::vector<AgreementPoint> random_agreement(const predict::Case& base, const Se
     }
     cases.push_back(std::move(c));
   }
-  const auto points = parallel_map<std::optional<AgreementPoint>>(cases.size(), jobs, [&](std::size_t i) {
-    return both(predict::layout_summary(cases[i].layout), cases[i], o);
-  });
+  const auto points = parallel_map<std::optional<AgreementPoint>>(
+      cases.size(), jobs, [&](std::size_t i) { return both(predict::layout_summary(cases[i].layout), cases[i], o); });
   std::vector<AgreementPoint> out;
   for (const auto& p : points)
     if (p) out.push_back(*p);

@@ -67,8 +67,9 @@ std::string megatron_args(const layout::Layout& l) {
   if (r.granularity == layout::RecomputeGranularity::selective)
     flag(s, "--recompute-granularity selective --recompute-modules", modules_of(r.modules));
   if (r.granularity == layout::RecomputeGranularity::full)
-    flag(s, "--recompute-granularity full --recompute-method " + std::string(layout::to_string(r.method)) +
-                " --recompute-num-layers",
+    flag(s,
+         "--recompute-granularity full --recompute-method " + std::string(layout::to_string(r.method)) +
+             " --recompute-num-layers",
          n(r.num_layers));
   if (l.ep > 1 || l.dispatcher != layout::Dispatcher::alltoall) {
     using layout::Dispatcher;

@@ -16,8 +16,10 @@ std::string fixed(double v, int digits) {
 }
 
 config::Json report_json(const report::StepReport& r) {
-  return {{"step_time_s", r.step_time_s},       {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu},
-          {"tflops_per_gpu", r.tflops_per_gpu}, {"memory_max_GiB", r.memory_max_GiB},
+  return {{"step_time_s", r.step_time_s},
+          {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu},
+          {"tflops_per_gpu", r.tflops_per_gpu},
+          {"memory_max_GiB", r.memory_max_GiB},
           {"breakdown", r.breakdown}};
 }
 
@@ -71,8 +73,9 @@ config::Json to_json(const SearchResult& r) {
                        {"megatron_args", l.args},
                        {"estimate", report_json(l.estimate)},
                        {"simulated", l.simulated ? report_json(*l.simulated) : config::Json(nullptr)}});
-  return {{"combinations", r.combinations}, {"screened_in", r.screened_in}, {"feasible", r.feasible},
-          {"pruned", r.pruned},             {"stage_seconds", r.stage_seconds}, {"ranking", ranking}};
+  return {{"combinations", r.combinations},   {"screened_in", r.screened_in},
+          {"feasible", r.feasible},           {"pruned", r.pruned},
+          {"stage_seconds", r.stage_seconds}, {"ranking", ranking}};
 }
 
 std::string to_csv(const SearchResult& r) {

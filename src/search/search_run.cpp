@@ -52,8 +52,12 @@ Outcome evaluate(const predict::Case& base, const layout::Layout& l, std::uint64
   const auto problems = layout::feasibility_problems(c.layout, memory::model_facts(c.model));
   if (!problems.empty()) return {std::nullopt, "layout rule: " + reason_class(problems.front())};
   try {
-    RankedLayout r{index, c.layout, predict::layout_summary(c.layout), megatron_args(c.layout),
-                   estimate::estimate_step(c, o), std::nullopt};
+    RankedLayout r{index,
+                   c.layout,
+                   predict::layout_summary(c.layout),
+                   megatron_args(c.layout),
+                   estimate::estimate_step(c, o),
+                   std::nullopt};
     return {std::move(r), ""};
   } catch (const InfeasibleError& e) {
     const std::string what = e.what();
@@ -87,9 +91,8 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
   std::uint64_t done = 0;
   SkipCounts skipped;
   auto flush = [&] {
-    const auto outcomes = parallel_map<Outcome>(block.size(), options.jobs, [&](std::size_t i) {
-      return evaluate(base, block[i].first, block[i].second, o);
-    });
+    const auto outcomes = parallel_map<Outcome>(
+        block.size(), options.jobs, [&](std::size_t i) { return evaluate(base, block[i].first, block[i].second, o); });
     for (const auto& out : outcomes) {
       if (out.ranked) {
         ++result.feasible;

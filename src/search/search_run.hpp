@@ -17,10 +17,10 @@
 namespace moesim::search {
 
 struct SearchOptions {
-  int top = 10;     // layouts kept in the ranking
-  int verify = 3;   // of those, re-simulated with the engine (the best first)
-  int jobs = 0;     // threads (0 = one per hardware thread)
-  int shard = 0;    // this process evaluates the candidates with index % shards == shard
+  int top = 10;    // layouts kept in the ranking
+  int verify = 3;  // of those, re-simulated with the engine (the best first)
+  int jobs = 0;    // threads (0 = one per hardware thread)
+  int shard = 0;   // this process evaluates the candidates with index % shards == shard
   int shards = 1;
   predict::PredictOptions predict;  // kernel model, parameters and FLOP convention (memory is always checked)
   // Called now and then from the calling thread with (candidates done, candidates to do).
@@ -28,7 +28,7 @@ struct SearchOptions {
 };
 
 struct RankedLayout {
-  std::uint64_t index = 0;  // the candidate's place in the enumeration
+  std::uint64_t index = 0;    // the candidate's place in the enumeration
   layout::Layout layout;      // not kept by result_from_json (search_output.hpp): summary and args are
   std::string summary, args;  // predict::layout_summary, and megatron_args (megatron_args.hpp)
   report::StepReport estimate;
@@ -36,9 +36,9 @@ struct RankedLayout {
 };
 
 struct SearchResult {
-  std::uint64_t combinations = 0;  // every combination of the space's values
-  std::uint64_t screened_in = 0;   // left after the arithmetic screens (this shard's share)
-  std::uint64_t feasible = 0;      // passed the layout rules and fit in memory, and estimated
+  std::uint64_t combinations = 0;               // every combination of the space's values
+  std::uint64_t screened_in = 0;                // left after the arithmetic screens (this shard's share)
+  std::uint64_t feasible = 0;                   // passed the layout rules and fit in memory, and estimated
   std::map<std::string, std::uint64_t> pruned;  // by reason, across every stage
   std::vector<RankedLayout> ranking;            // best first; verified ones carry `simulated`
   std::map<std::string, double> stage_seconds;  // wall time per stage: enumerate+screen+estimate, verify

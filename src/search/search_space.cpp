@@ -86,9 +86,10 @@ std::string recompute_name(const Recompute& r) {
 }  // namespace
 
 const std::vector<std::string>& dimension_names() {
-  static const std::vector<std::string> names{"tp",       "cp",         "ep",           "etp",         "mbs",
-                                              "recompute", "dispatcher", "grouped-gemm", "a2a-overlap", "tp-comm-overlap",
-                                              "cuda-graph", "pp",        "vpp",          "fsdp"};
+  static const std::vector<std::string> names{
+      "tp",         "cp",         "ep",           "etp",         "mbs",
+      "recompute",  "dispatcher", "grouped-gemm", "a2a-overlap", "tp-comm-overlap",
+      "cuda-graph", "pp",         "vpp",          "fsdp"};
   return names;
 }
 
@@ -120,21 +121,19 @@ SearchSpace make_space(const model::ModelSpec& m, const layout::Layout& base, co
   s.fsdp = select_bool("fsdp", pins, {false, true});
   s.recompute = select_named<Recompute>("recompute", pins, recompute_policies(m), recompute_name);
   using layout::Dispatcher;
-  s.dispatcher = select_named<Dispatcher>(
-      "dispatcher", pins,
-      moe ? std::vector<Dispatcher>{Dispatcher::alltoall, Dispatcher::allgather, Dispatcher::deepep,
-                                    Dispatcher::hybridep}
-          : std::vector<Dispatcher>{Dispatcher::alltoall},
-      [](const Dispatcher& d) { return std::string(layout::to_string(d)); });
+  s.dispatcher = select_named<Dispatcher>("dispatcher", pins,
+                                          moe ? std::vector<Dispatcher>{Dispatcher::alltoall, Dispatcher::allgather,
+                                                                        Dispatcher::deepep, Dispatcher::hybridep}
+                                              : std::vector<Dispatcher>{Dispatcher::alltoall},
+                                          [](const Dispatcher& d) { return std::string(layout::to_string(d)); });
   using layout::GroupedGemm;
   std::vector<GroupedGemm> gg{GroupedGemm::auto_};
   if (moe) {
     gg = {GroupedGemm::per_expert, GroupedGemm::fused};
     if (base.precision == layout::Precision::mxfp8) gg.push_back(GroupedGemm::fused_mlp);
   }
-  s.grouped_gemm = select_named<GroupedGemm>("grouped-gemm", pins, gg, [](const GroupedGemm& g) {
-    return std::string(layout::to_string(g));
-  });
+  s.grouped_gemm = select_named<GroupedGemm>("grouped-gemm", pins, gg,
+                                             [](const GroupedGemm& g) { return std::string(layout::to_string(g)); });
   s.a2a_overlap = select_bool("a2a-overlap", pins, moe ? std::vector<bool>{false, true} : std::vector<bool>{false});
   s.tp_comm_overlap = select_bool("tp-comm-overlap", pins, {false, true});
   using layout::CudaGraph;

@@ -13,8 +13,7 @@ int parse_int(const std::string& flag, const std::string& text) {
   const auto* end = text.data() + text.size();
   const auto [p, ec] = std::from_chars(text.data(), end, v);
   if (ec != std::errc{} || p != end || v < 1)
-    throw UsageError(flag + ": expected a positive integer, a list (1,2,4) or a range (32..256), got \"" + text +
-                     "\"");
+    throw UsageError(flag + ": expected a positive integer, a list (1,2,4) or a range (32..256), got \"" + text + "\"");
   return v;
 }
 

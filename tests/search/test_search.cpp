@@ -30,9 +30,17 @@ namespace {
 // small-moe (8 layers, 64 experts, 16 heads in 4 KV groups) on 8 H100s, every dimension pinned but tp and pp.
 struct SmallSearch : test::SmallMoeStep {
   predict::Case base;
-  search::SpacePins pins{{"cp", "1"},         {"ep", "1"},           {"etp", "1"},          {"mbs", "1"},
-                         {"vpp", "1"},        {"fsdp", "0"},         {"recompute", "none"}, {"dispatcher", "alltoall"},
-                         {"a2a-overlap", "0"}, {"tp-comm-overlap", "0"}, {"cuda-graph", "none"},
+  search::SpacePins pins{{"cp", "1"},
+                         {"ep", "1"},
+                         {"etp", "1"},
+                         {"mbs", "1"},
+                         {"vpp", "1"},
+                         {"fsdp", "0"},
+                         {"recompute", "none"},
+                         {"dispatcher", "alltoall"},
+                         {"a2a-overlap", "0"},
+                         {"tp-comm-overlap", "0"},
+                         {"cuda-graph", "none"},
                          {"grouped-gemm", "per-expert"}};
   SmallSearch() : SmallMoeStep("h100x8.json", "dgx-h100"), base{model, system, layout} { base.layout.gbs = 16; }
 };
@@ -105,10 +113,9 @@ TEST_CASE("Megatron arguments of a layout") {
   const auto a = search::megatron_args(l);
   for (const char* part :
        {"--tensor-model-parallel-size 2", "--sequence-parallel", "--pipeline-model-parallel-size 4",
-        "--num-virtual-stages-per-pipeline-rank 2", "--expert-model-parallel-size 8",
-        "--expert-tensor-parallel-size 1", "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep",
-        "--overlap-moe-expert-parallel-comm", "--recompute-granularity selective --recompute-modules moe_act",
-        "--use-distributed-optimizer"}) {
+        "--num-virtual-stages-per-pipeline-rank 2", "--expert-model-parallel-size 8", "--expert-tensor-parallel-size 1",
+        "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep", "--overlap-moe-expert-parallel-comm",
+        "--recompute-granularity selective --recompute-modules moe_act", "--use-distributed-optimizer"}) {
     INFO(a);
     CHECK(a.find(part) != std::string::npos);
   }
