@@ -22,6 +22,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   add_describe_command(app, ctx);
   add_memory_command(app, ctx);
   add_run_command(app, ctx);
+  add_estimate_command(app, ctx);
+  add_search_command(app, ctx);
+  add_merge_command(app, ctx);
   add_validate_command(app, ctx);
 
   // CLI11 wants argv in reverse order when given a vector.

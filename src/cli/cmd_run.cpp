@@ -23,15 +23,10 @@ void add_run_command(CLI::App& app, Context& ctx) {
   sub->add_flag("--json", args->json, "Print the StepReport as JSON");
   sub->add_option("--trace", args->trace, "Write a Chrome trace / Perfetto JSON of the step to FILE");
   sub->callback([&ctx, args] {
-    const predict::Case c = resolve_case(args->flags, ctx);
-    const auto params = model_params(args->flags.params);
-    const auto kernel_model = select_kernel_model(args->flags.kernel_model, c.system.gpu.name, ctx, params.kernels);
-    predict::PredictOptions o;
-    o.kernels = kernel_model.model.get();
-    o.flops_convention = flops_convention(args->flags);
-    o.keep_timeline = !args->trace.empty();
-    o.params = params.step;
-    const auto p = predict::predict_step(c, o);
+    auto prepared = prepare_flags(args->flags, ctx);
+    prepared.options.keep_timeline = !args->trace.empty();
+    const auto& kernel_model = prepared.kernel_model;
+    const auto p = predict::predict_step(prepared.c, prepared.options);
     if (!args->trace.empty()) {
       std::ofstream f(args->trace);
       if (!f) throw UsageError("--trace: cannot write " + args->trace);

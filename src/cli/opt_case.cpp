@@ -30,6 +30,8 @@ void add_case_flags(CLI::App& sub, CaseFlags& flags) {
                  "Override a general model parameter (a step parameter or a kernel constant), name=value (e.g. "
                  "kernel_launch_us=8); repeatable");
   add_kernel_model_flag(sub, flags.kernel_model);
+  sub.add_flag("--ignore-memory", flags.ignore_memory,
+               "Predict the step even when the memory model says the layout does not fit (as validate does)");
   add_layout_flags(sub, flags.layout);
 }
 
@@ -143,6 +145,17 @@ predict::Case resolve_case(const CaseFlags& flags, const Context& ctx) {
                   spec.layout};
   apply_model_defaults(c, json, ctx);
   return c;
+}
+
+PreparedFlags prepare_flags(const CaseFlags& flags, const Context& ctx) {
+  PreparedFlags p{resolve_case(flags, ctx), {}, {}};
+  const auto params = model_params(flags.params);
+  p.kernel_model = select_kernel_model(flags.kernel_model, p.c.system.gpu.name, ctx, params.kernels);
+  p.options.kernels = p.kernel_model.model.get();
+  p.options.flops_convention = flops_convention(flags);
+  p.options.params = params.step;
+  p.options.check_memory = !flags.ignore_memory;
+  return p;
 }
 
 }  // namespace moesim::cli

@@ -17,6 +17,7 @@ struct CaseFlags {
   std::string flops_convention = "megatron";
   std::vector<std::string> params;    // --param name=value: step parameters and kernel constants (ModelParams)
   std::string kernel_model = "auto";  // --kernel-model auto | roofline | FILE (kernels/kernel_model_selection.hpp)
+  bool ignore_memory = false;         // --ignore-memory: predict a layout even if the memory model says it does not fit
   LayoutFlags layout;
 };
 
@@ -34,6 +35,15 @@ predict::Case resolve_case(const CaseFlags& flags, const Context& ctx);
 void apply_model_defaults(predict::Case& c, const config::Json& layout_json, const Context& ctx);
 
 model::FlopsConvention flops_convention(const CaseFlags& flags);
+
+// A case with what predicting it needs: the kernel model chosen for its GPU (why it was chosen, for the report)
+// and the options built from the flags (kernels, FLOP convention, --param, --ignore-memory).
+struct PreparedFlags {
+  predict::Case c;
+  kernels::KernelModelChoice kernel_model;
+  predict::PredictOptions options;
+};
+PreparedFlags prepare_flags(const CaseFlags& flags, const Context& ctx);
 
 // --kernel-model auto|roofline|FILE (added by add_case_flags; validate adds it alone). Default auto.
 void add_kernel_model_flag(CLI::App& sub, std::string& kernel_model);

@@ -4,12 +4,12 @@
 #include <map>
 
 #include "core/units.hpp"
-#include "engine/intervals.hpp"
 #include "engine/simulator.hpp"
 #include "layout/feasibility.hpp"
 #include "layout/pipeline_layout.hpp"
 #include "memory/memory_model.hpp"
 #include "memory/model_facts_from_spec.hpp"
+#include "predict/step_breakdown.hpp"
 #include "topology/parts.hpp"
 
 namespace moesim::predict {
@@ -37,52 +37,27 @@ std::string layout_summary(const layout::Layout& l) {
   return s;
 }
 
-namespace {
-
-// Intervals during which a GPU op of `rank` was held by the host: the op started the moment the host finished
-// launching it, later than both its stream's previous op and all its dependencies had finished. The
-// part of these intervals in which nothing ran on the GPU is the host share of the step.
-std::vector<engine::Interval> host_waits(const opgraph::OpGraph& g, const engine::SimResult& result, int rank) {
-  std::vector<engine::Interval> waits;
-  std::map<opgraph::Stream, Picoseconds> stream_free;
-  for (const auto& op : g.ops()) {
-    if (op.rank != rank || op.stream == opgraph::Stream::host) continue;
-    const auto& t = result.ops[static_cast<std::size_t>(op.id)];
-    Picoseconds ready = stream_free[op.stream];
-    for (const auto d : op.deps) ready = std::max(ready, result.ops[static_cast<std::size_t>(d)].end);
-    stream_free[op.stream] = std::max(stream_free[op.stream], t.end);
-    // Held by the host: busy launching this op or earlier ones, or blocked in a sync, after the op was ready.
-    if (t.start == t.issued && t.issued > ready) waits.push_back({ready, t.issued});
-  }
-  engine::normalize(waits);
-  return waits;
-}
-
-}  // namespace
-
-Prediction predict_step(const Case& c, const PredictOptions& options) {
+PreparedCase prepare_case(const Case& c, const PredictOptions& options) {
   const auto facts = memory::model_facts(c.model);
   layout::check_feasibility(c.layout, facts);
-  const auto stages = layout::assign_stages(c.layout, facts);
-  const auto mem = memory::estimate_memory(c.model, c.layout, stages, c.system.gpu.usable_hbm_bytes());
-  if (options.check_memory) memory::require_fit(mem);
-
-  std::unique_ptr<kernels::KernelCostModel> own;
-  const kernels::KernelCostModel* kernels = options.kernels;
-  if (!kernels) {
-    own = kernels::make_kernel_cost_model("roofline");
-    kernels = own.get();
+  PreparedCase p{layout::assign_stages(c.layout, facts), {}, nullptr, options.kernels};
+  p.memory = memory::estimate_memory(c.model, c.layout, p.stages, c.system.gpu.usable_hbm_bytes());
+  if (options.check_memory) memory::require_fit(p.memory);
+  if (!p.kernels) {
+    p.own_kernels = kernels::make_kernel_cost_model("roofline");
+    p.kernels = p.own_kernels.get();
   }
-  workload::StepInputs in{c.model, c.layout, stages, c.system, *kernels, options.params, &mem};
-  auto w = std::make_unique<workload::StepWorkload>(workload::build_step(in));
-  auto result = std::make_unique<engine::SimResult>(simulate(*w));
+  return p;
+}
 
+report::StepReport report_without_breakdown(const Case& c, const PredictOptions& options, const PreparedCase& p,
+                                            double step_time_s) {
   report::StepReport r;
   r.model = c.model.name;
   r.system = c.system.name;
   r.gpus = c.layout.gpus;
   r.layout_summary = layout_summary(c.layout);
-  r.step_time_s = ps_to_seconds(result->makespan);
+  r.step_time_s = step_time_s;
   model::FlopsOptions fo;
   fo.seq_length = c.layout.seq;
   fo.convention = options.flops_convention;
@@ -95,45 +70,30 @@ Prediction predict_step(const Case& c, const PredictOptions& options) {
   r.tflops_per_gpu = r.flops_per_token * tokens / r.step_time_s / c.layout.gpus / 1e12;
   const double bf16 = c.system.gpu.peak_flops(topology::MathDtype::bf16).value_or(0);
   r.mfu = bf16 > 0 ? r.tflops_per_gpu * 1e12 / bf16 : 0;
-  r.kernel_cost_model = kernels->name();
+  r.kernel_cost_model = p.kernels->name();
   r.usable_hbm_GiB = c.system.gpu.usable_hbm_bytes() / kGiB;
-  for (const auto& b : mem.ranks) {
+  for (const auto& b : p.memory.ranks) {
     r.memory.push_back({b.pp_rank, b.weights / kGiB, b.gradients / kGiB, b.optimizer / kGiB, b.activations / kGiB,
                         (b.buffers + b.fragmentation) / kGiB, b.total() / kGiB});
     r.memory_max_GiB = std::max(r.memory_max_GiB, b.total() / kGiB);
   }
+  return r;
+}
 
-  // Breakdown on the rank with the most compute (the one that sets the pace), as disjoint shares of the step:
-  // compute, then optimizer, then exposed communication by group in the order ep, tp, cp, pp, dp (time a group
-  // is busy while nothing before it in that order runs), then idle time split into host (idle while a GPU op
-  // that was otherwise ready waited for its launch, see host_waits) and bubble (the rest: pipeline fill/drain,
-  // waits for other ranks).
+Prediction predict_step(const Case& c, const PredictOptions& options) {
+  const PreparedCase prep = prepare_case(c, options);
+  workload::StepInputs in{c.model, c.layout, prep.stages, c.system, *prep.kernels, options.params, &prep.memory};
+  auto w = std::make_unique<workload::StepWorkload>(workload::build_step(in));
+  auto result = std::make_unique<engine::SimResult>(simulate(*w));
+  report::StepReport r = report_without_breakdown(c, options, prep, ps_to_seconds(result->makespan));
+
+  // Breakdown on the rank with the most compute (the one that sets the pace), as disjoint shares of the step
+  // (step_breakdown.hpp).
   const auto& g = w->graph;
   int critical = 0;
   for (std::size_t i = 1; i < result->ranks.size(); ++i)
     if (result->ranks[i].compute_busy > result->ranks[critical].compute_busy) critical = static_cast<int>(i);
-  std::map<std::string, std::vector<engine::Interval>> by_cat;
-  for (const auto& op : g.ops()) {
-    if (op.rank != critical || op.stream == opgraph::Stream::host) continue;
-    const auto& t = result->ops[static_cast<std::size_t>(op.id)];
-    if (t.end > t.start) by_cat[g.categories()[op.category]].push_back({t.start, t.end});
-  }
-  std::vector<engine::Interval> covered;
-  auto take = [&](const std::string& cat) {
-    auto& iv = by_cat[cat];
-    engine::normalize(iv);
-    const double exposed = ps_to_seconds(engine::measure_outside(iv, covered));
-    covered.insert(covered.end(), iv.begin(), iv.end());
-    engine::normalize(covered);
-    return exposed;
-  };
-  r.breakdown["compute"] = take("compute");
-  r.breakdown["optimizer"] = take("optimizer");
-  for (const char* cat : {"ep", "tp", "cp", "pp", "dp"}) r.breakdown[std::string("exposed_") + cat] = take(cat);
-  const double idle = std::max(0.0, r.step_time_s - ps_to_seconds(engine::measure(covered)));
-  r.breakdown["host"] =
-      std::min(idle, ps_to_seconds(engine::measure_outside(host_waits(g, *result, critical), covered)));
-  r.breakdown["bubble"] = idle - r.breakdown["host"];
+  r.breakdown = step_breakdown(g, *result, critical, r.step_time_s);
   r.critical_pp_rank = critical;
   r.simulated_ops = g.ops().size();
   r.simulated_ranks = w->simulated_ranks;

@@ -7,6 +7,8 @@
 #include "engine/sim_result.hpp"
 #include "kernels/kernel_cost_model.hpp"
 #include "layout/layout.hpp"
+#include "layout/pipeline_layout.hpp"
+#include "memory/memory_model.hpp"
 #include "model/flops.hpp"
 #include "model/model_spec.hpp"
 #include "report/step_report.hpp"
@@ -34,6 +36,20 @@ struct Prediction {
   std::unique_ptr<workload::StepWorkload> workload;  // when keep_timeline
   std::unique_ptr<engine::SimResult> result;         // when keep_timeline
 };
+
+// What every prediction of a case needs before timing it: the layout checked (InfeasibleError, exit 3, with
+// every reason), its stages, its memory (checked against HBM when options.check_memory) and the kernel model.
+struct PreparedCase {
+  layout::StageAssignment stages;
+  memory::MemoryEstimate memory;
+  std::unique_ptr<kernels::KernelCostModel> own_kernels;  // the built-in roofline when options name none
+  const kernels::KernelCostModel* kernels = nullptr;
+};
+PreparedCase prepare_case(const Case& c, const PredictOptions& options);
+
+// The StepReport of a case timed at `step_time_s`: throughput, FLOPs, MFU and memory; no breakdown.
+report::StepReport report_without_breakdown(const Case& c, const PredictOptions& options, const PreparedCase& p,
+                                            double step_time_s);
 
 // Throws InfeasibleError (exit 3) for a layout that cannot run (with every reason) or does not fit.
 Prediction predict_step(const Case& c, const PredictOptions& options = {});

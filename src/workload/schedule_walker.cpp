@@ -213,25 +213,29 @@ void ScheduleWalker::finish_unit(int rank, UnitPlan& u, DataParallelStrategy& dp
     last_bwd[static_cast<std::size_t>(chunk)] = u.chain.last;
 }
 
+namespace {
 // Activations (forward) or their gradients (backward) of one micro-batch between neighbouring stages.
-double ScheduleWalker::pp_bytes() const {
-  const auto& l = ctx_.in.layout;
-  return 2.0 * ctx_.in.model.hidden_size * l.mbs * l.seq / l.cp / (l.uses_sequence_parallel() ? l.tp : 1);
+double pp_send_bytes(const StepContext& ctx) {
+  const auto& l = ctx.in.layout;
+  return 2.0 * ctx.in.model.hidden_size * l.mbs * l.seq / l.cp / (l.uses_sequence_parallel() ? l.tp : 1);
 }
 // Whether consecutive pipeline ranks sit in different NVLink domains.
-bool ScheduleWalker::pp_crosses() const {
-  const int pp = ctx_.in.stages.pp;
+bool pp_crosses_domains(const StepContext& ctx) {
+  const int pp = ctx.in.stages.pp;
   if (pp <= 1) return false;
-  const int stride = ctx_.in.layout.gpus / pp;
-  return layout::domain_of(0, ctx_.domain) != layout::domain_of(stride, ctx_.domain) ||
-         layout::domain_of(stride - 1, ctx_.domain) != layout::domain_of(2 * stride - 1, ctx_.domain);
+  const int stride = ctx.in.layout.gpus / pp;
+  return layout::domain_of(0, ctx.domain) != layout::domain_of(stride, ctx.domain) ||
+         layout::domain_of(stride - 1, ctx.domain) != layout::domain_of(2 * stride - 1, ctx.domain);
+}
+}  // namespace
+
+CommSpec pp_send_spec(const StepContext& ctx, Phase phase) {
+  const comm::GroupShape pair{2, pp_crosses_domains(ctx) ? 1 : 2};
+  return {Stream::pp_comm, "pp", phase == Phase::fwd ? "pp_send_activation" : "pp_send_gradient",
+          ctx.comm_model.collective({comm::Collective::send_recv, comm::Algorithm::direct, pair, pp_send_bytes(ctx)})};
 }
 OpId ScheduleWalker::pp_send(int rank, int mb, Phase phase, OpId after) {
-  const comm::GroupShape pair{2, pp_crosses() ? 1 : 2};
-  const CommSpec s{
-      Stream::pp_comm, "pp", phase == Phase::fwd ? "pp_send_activation" : "pp_send_gradient",
-      ctx_.comm_model.collective({comm::Collective::send_recv, comm::Algorithm::direct, pair, pp_bytes()})};
-  return out_.comm(rank, s, {after}, -1, mb, phase);
+  return out_.comm(rank, pp_send_spec(ctx_, phase), {after}, -1, mb, phase);
 }
 
 }  // namespace moesim::workload

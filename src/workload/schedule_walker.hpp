@@ -41,6 +41,10 @@ class StageInputs {
   std::map<Key, std::vector<OpId>> waiting_;
 };
 
+// The point-to-point send of one micro-batch's activations (Phase::fwd) or their gradients to the neighbouring
+// virtual stage, as comm/ costs it.
+CommSpec pp_send_spec(const StepContext& ctx, Phase phase);
+
 class ScheduleWalker {
  public:
   ScheduleWalker(const StepContext& ctx, OpWriter& out, LayerEmitter& layers, const PipelineSchedule& schedule)
@@ -66,8 +70,6 @@ class ScheduleWalker {
   // Where the stage after (`step` +1) or before (-1) this rank's chunk along its copy sits; nullopt at either end.
   std::optional<layout::StageSlot> neighbour(int rank, int chunk, int step) const;
   OpId pp_send(int rank, int mb, Phase phase, OpId after);
-  double pp_bytes() const;
-  bool pp_crosses() const;
   LayerRun layer_run(int rank, int layer, int mb, Chain& chain, bool defer_wgrad) const;
 
   const StepContext& ctx_;

@@ -46,7 +46,7 @@ StepContext::StepContext(const StepInputs& inputs)
     costs_by_kind[mtp_key] = layer_costs(m, mtp_key.first, l, cost_context, ep_shape, 0);
   // The EP exchange is the same for every MoE layer: cost its four directions once.
   for (const auto& [key, c] : costs_by_kind)
-    if (key.first) ep = ep_demands(comm_model, l.dispatcher, c.ep_problem);
+    if (key.first && l.ep > 1) ep = ep_demands(comm_model, l.dispatcher, c.ep_problem);  // EP 1: no exchange
   // FSDP units: each decoder and MTP layer, the input embedding, and the output head (with the final norm),
   // as TorchTitan and NeMo AutoModel wrap them.
   if (l.fsdp) fsdp_units = memory::unit_params_per_gpu(m, l);

@@ -1,0 +1,144 @@
+// moesim search: rank the layouts of a model on a cluster (src/search): enumerate, screen with the layout rules
+// and the memory model, rank by the closed-form estimate, verify the best with the engine.
+#include <fstream>
+#include <map>
+#include <ostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/context.hpp"
+#include "cli/opt_case.hpp"
+#include "core/error.hpp"
+#include "search/search_output.hpp"
+#include "search/search_run.hpp"
+
+namespace moesim::cli {
+namespace {
+
+// The layout flags that name a searched dimension (either spelling) become its pins; the value list is the
+// flag's raw text ("1,2", "32..256", "none,full"). Booleans given bare mean "1".
+std::string dimension_of(const std::string& key) {
+  static const std::map<std::string, std::string> dims{{"tp", "tp"},
+                                                       {"tensor_model_parallel_size", "tp"},
+                                                       {"pp", "pp"},
+                                                       {"pipeline_model_parallel_size", "pp"},
+                                                       {"vpp", "vpp"},
+                                                       {"virtual_pipeline_model_parallel_size", "vpp"},
+                                                       {"cp", "cp"},
+                                                       {"context_parallel_size", "cp"},
+                                                       {"ep", "ep"},
+                                                       {"expert_model_parallel_size", "ep"},
+                                                       {"etp", "etp"},
+                                                       {"expert_tensor_parallel_size", "etp"},
+                                                       {"mbs", "mbs"},
+                                                       {"micro_batch_size", "mbs"},
+                                                       {"recompute", "recompute"},
+                                                       {"dispatcher", "dispatcher"},
+                                                       {"moe_token_dispatcher_type", "dispatcher"},
+                                                       {"grouped_gemm", "grouped-gemm"},
+                                                       {"a2a_overlap", "a2a-overlap"},
+                                                       {"overlap_moe_expert_parallel_comm", "a2a-overlap"},
+                                                       {"tp_comm_overlap", "tp-comm-overlap"},
+                                                       {"cuda_graph", "cuda-graph"},
+                                                       {"fsdp", "fsdp"}};
+  const auto it = dims.find(key);
+  return it == dims.end() ? "" : it->second;
+}
+
+std::string bool_pins(const std::vector<std::string>& values) {
+  if (values.empty()) return "1";
+  std::string s;
+  for (const auto& v : values) s += (s.empty() ? "" : ",") + std::string(v == "true" ? "1" : v == "false" ? "0" : v);
+  return s;
+}
+
+}  // namespace
+
+void add_search_command(CLI::App& app, Context& ctx) {
+  struct Args {
+    CaseFlags flags;
+    search::SearchOptions options;
+    std::string shard;
+    std::string csv;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  auto* sub = app.add_subcommand(
+      "search",
+      "Search layouts: every tp, pp, vpp, cp, ep, etp, mbs, FSDP, recompute, dispatcher, grouped GEMM, overlap and "
+      "CUDA graph choice (pin or narrow any: --tp 1,2 --ep 32..256 --recompute none,full), ranked by the "
+      "closed-form estimate, the best verified with the engine");
+  add_case_flags(*sub, args->flags);
+  sub->add_option("--top", args->options.top, "Layouts in the ranking (default 10)")->check(CLI::PositiveNumber);
+  sub->add_option("--verify", args->options.verify, "Of those, re-simulated with the engine (default 3)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--jobs", args->options.jobs, "Threads (default: one per hardware thread)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--shard", args->shard, "Evaluate only shard i of n (i/n, 0-based); combine with `moesim merge`");
+  sub->add_option("--csv", args->csv, "Also write the ranking as CSV to FILE");
+  sub->add_flag("--json", args->json, "Print the result as JSON (what `moesim merge` reads)");
+  sub->callback([&ctx, args] {
+    search::SpacePins pins;
+    LayoutFlags base_flags = args->flags.layout;
+    base_flags.given.clear();
+    for (const auto& g : args->flags.layout.given) {
+      const std::string dim = dimension_of(g.key);
+      if (dim.empty()) {
+        base_flags.given.push_back(g);
+        continue;
+      }
+      const bool boolean = dim == "a2a-overlap" || dim == "tp-comm-overlap" || dim == "fsdp";
+      std::string text;
+      for (const auto& v : g.values) text += (text.empty() ? "" : ",") + v;
+      pins[dim] = boolean ? bool_pins(g.values) : text;
+    }
+    CaseFlags flags = args->flags;
+    flags.layout = base_flags;
+    const auto prepared = prepare_flags(flags, ctx);
+    const predict::Case& base = prepared.c;
+    auto options = args->options;
+    options.predict = prepared.options;
+    if (!args->shard.empty()) {
+      const auto slash = args->shard.find('/');
+      try {
+        if (slash == std::string::npos) throw std::invalid_argument("no slash");
+        options.shard = std::stoi(args->shard.substr(0, slash));
+        options.shards = std::stoi(args->shard.substr(slash + 1));
+      } catch (const std::exception&) {
+        throw UsageError("--shard " + args->shard + ": expected i/n, e.g. 0/4");
+      }
+    }
+    const auto space = search::make_space(base.model, base.layout, pins);
+    const auto result = search::run_search(base, space, options);
+    if (!args->csv.empty()) {
+      std::ofstream f(args->csv);
+      if (!f) throw UsageError("--csv: cannot write " + args->csv);
+      f << search::to_csv(result);
+    }
+    ctx.out << (args->json ? search::to_json(result).dump(2) + "\n" : search::to_table(result));
+  });
+}
+
+void add_merge_command(CLI::App& app, Context& ctx) {
+  struct Args {
+    std::vector<std::string> files;
+    int top = 10;
+    int verify = 3;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  auto* sub = app.add_subcommand("merge", "Combine the --json outputs of `moesim search --shard i/n` runs");
+  sub->add_option("files", args->files, "Shard outputs (JSON)")->required();
+  sub->add_option("--top", args->top, "Layouts in the merged ranking (default 10)")->check(CLI::PositiveNumber);
+  sub->add_option("--verify", args->verify, "The shards' --verify (default 3)")->check(CLI::NonNegativeNumber);
+  sub->add_flag("--json", args->json, "Print the merged result as JSON");
+  sub->callback([&ctx, args] {
+    std::vector<search::SearchResult> shards;
+    for (const auto& file : args->files)
+      shards.push_back(search::result_from_json(config::load_file_or_throw(file).json, file));
+    const auto merged = search::merge_results(shards, args->top, args->verify);
+    ctx.out << (args->json ? search::to_json(merged).dump(2) + "\n" : search::to_table(merged));
+  });
+}
+
+}  // namespace moesim::cli

@@ -1,0 +1,130 @@
+#include "estimate/estimate_step.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "core/error.hpp"
+
+#include "estimate/pipeline_formulas.hpp"
+#include "estimate/unit_probe.hpp"
+#include "layout/schedule_counts.hpp"
+#include "workload/pipeline_schedule.hpp"
+#include "workload/step_context.hpp"
+
+namespace moesim::estimate {
+namespace {
+
+struct RankTimed {
+  Timed fwd, bwd, pair, steady;
+};
+
+// One micro-batch of every chunk of pipeline rank `rank`: its forwards, its backwards and, when the schedule
+// merges them, its forward/backward pairs (the walker pairs forward layer k with backward layer k).
+RankTimed rank_units(const workload::StepContext& ctx, UnitProbe& probe, int rank, bool merged) {
+  const int layers = static_cast<int>(ctx.in.model.num_layers);
+  RankTimed t;
+  for (int c = 0; c < ctx.in.stages.vpp; ++c) {
+    const auto& ch = ctx.in.stages.chunk(rank, c);
+    std::vector<int> fwd(ch.layers.begin(), ch.layers.end()), bwd;
+    for (int k : ch.mtp_layers) fwd.push_back(layers + k);
+    for (auto it = ch.mtp_layers.rbegin(); it != ch.mtp_layers.rend(); ++it) bwd.push_back(layers + *it);
+    for (auto it = ch.layers.rbegin(); it != ch.layers.rend(); ++it) bwd.push_back(*it);
+    if (ch.has_embedding) t.fwd += probe.embedding_forward();
+    for (int l : fwd) t.fwd += probe.forward(l);
+    t.bwd += probe.heads(ch);
+    for (int l : bwd) t.bwd += probe.backward(l);
+    if (ch.has_embedding) t.bwd += probe.embedding_wgrad();
+    t.steady += probe.chunk_forward_backward(rank, c);
+    if (merged) t.pair += probe.chunk_pair(rank, c);
+  }
+  return t;
+}
+
+}  // namespace
+
+report::StepReport estimate_step(const predict::Case& c, const predict::PredictOptions& options) {
+  const auto kind = layout::resolve_schedule(c.layout);
+  if (kind != layout::Schedule::one_f_one_b && kind != layout::Schedule::interleaved)
+    throw UsageError(
+        "estimate: the closed form covers Megatron's 1F1B, interleaved 1F1B and combined 1F1B (A2A "
+        "overlap); schedule " +
+        std::string(layout::to_string(kind)) + " needs `moesim run`");
+  const predict::PreparedCase prep = predict::prepare_case(c, options);
+  const workload::StepInputs in{c.model, c.layout, prep.stages, c.system, *prep.kernels, options.params, &prep.memory};
+  const workload::StepContext ctx(in);
+  UnitProbe probe(ctx);
+  const int pp = prep.stages.pp, vpp = prep.stages.vpp;
+  const auto& schedule = workload::schedule_named(workload::schedule_name_for(c.layout, vpp));
+  PipelineShape shape;
+  shape.pp = pp;
+  shape.vpp = vpp;
+  shape.microbatches = c.layout.num_microbatches();
+  shape.merged = schedule.merges_forward_backward_pairs() && c.model.is_moe();
+  shape.p2p_s = probe.pp_send().seconds;
+
+  std::vector<RankTimed> timed;
+  std::vector<RankUnits> units;
+  for (int r = 0; r < pp; ++r) {
+    timed.push_back(rank_units(ctx, probe, r, shape.merged));
+    const auto& t = timed.back();
+    units.push_back({t.fwd.seconds, t.bwd.seconds, t.pair.seconds, t.steady.seconds});
+  }
+  const PipelineTimes pipe = pipeline_times(shape, units);
+
+  // The distributed optimizer gathers every chunk's parameters at the step's start, one after another on the DP
+  // stream; chunk c's first forward on rank 0 comes c pp forwards in, so the gathers show where they outrun the
+  // forwards: max_c ((c+1) g - c pp f). At the end the reduce-scatters queue the same way behind the last
+  // backwards (chunk c's last backward c pp backwards before the end): max_c ((c+1) h - c pp b), then the
+  // embedding all-reduce and the optimizer.
+  const double m = shape.microbatches;
+  const Timed gather = probe.chunk_param_gather(0);
+  const double f0 = units[0].fwd / vpp;
+  double start_s = 0;
+  for (int k = 0; k < vpp; ++k) start_s = std::max(start_s, (k + 1) * gather.seconds - k * std::min(m, 1.0 * pp) * f0);
+  const Timed start = gather.seconds > 0 ? gather.scaled(start_s / gather.seconds) : Timed{};
+  const Timed launch = probe.graph_launch();
+  double step = 0;
+  std::vector<Timed> tails;
+  for (int r = 0; r < pp; ++r) {
+    const Timed optimizer = probe.tail(r, 0);
+    const Timed reduce = probe.tail(r, 1) - optimizer;
+    const double b = units[static_cast<std::size_t>(r)].bwd / vpp;
+    double backlog = 0;
+    for (int k = 0; k < vpp; ++k) backlog = std::max(backlog, (k + 1) * reduce.seconds - k * std::min(m, 1.0 * pp) * b);
+    tails.push_back(optimizer + (reduce.seconds > 0 ? reduce.scaled(backlog / reduce.seconds) : Timed{}));
+    step = std::max(step, start.seconds + pipe.last_backward_end[static_cast<std::size_t>(r)] + tails.back().seconds);
+  }
+  step += launch.seconds;
+
+  // Breakdown on the rank with the most compute, as run reports it: its units' shares times the micro-batches,
+  // the gather before and the tail after, and the rest of the step as bubble.
+  int critical = 0;
+  double most = -1;
+  for (int r = 0; r < pp; ++r) {
+    const auto& t = timed[static_cast<std::size_t>(r)];
+    const double compute = (t.fwd.share("compute") + t.bwd.share("compute")) * m + tails[r].share("optimizer");
+    if (compute > most) most = compute, critical = r;
+  }
+  const auto& t = timed[static_cast<std::size_t>(critical)];
+  Timed whole = t.steady.scaled(m);
+  if (shape.merged && t.pair.seconds > 0) {
+    const double all = m * vpp;
+    const double w = std::min<double>(all, layout::warmup_forwards(pp, vpp, critical, true));
+    whole = t.steady.scaled(w / vpp) + t.pair.scaled((all - w) / vpp);
+  }
+  whole += start + tails[static_cast<std::size_t>(critical)] + launch;
+  double others = 0;
+  for (auto& [k, v] : whole.breakdown) {
+    v = std::max(0.0, v);
+    if (k != "bubble") others += v;
+  }
+  whole.breakdown["bubble"] = std::max(0.0, step - others);
+
+  report::StepReport r = predict::report_without_breakdown(c, options, prep, step);
+  r.breakdown = whole.breakdown;
+  r.critical_pp_rank = critical;
+  r.simulated_ranks = pp;
+  return r;
+}
+
+}  // namespace moesim::estimate

@@ -1,0 +1,199 @@
+#include "estimate/unit_probe.hpp"
+
+#include <string>
+
+#include "core/units.hpp"
+#include "engine/simulator.hpp"
+#include "predict/step_breakdown.hpp"
+#include "workload/dp_strategy.hpp"
+#include "workload/optimizer_step.hpp"
+#include "workload/schedule_walker.hpp"
+
+namespace moesim::estimate {
+
+using workload::Chain;
+using workload::LayerEmitter;
+using workload::OpWriter;
+
+UnitProbe::UnitProbe(const workload::StepContext& ctx) : ctx_(ctx) {
+  const int pp = ctx.in.stages.pp;
+  std::vector<std::string> names;
+  for (int r = 0; r < pp; ++r) {
+    opgraph::RankInfo info;
+    info.sm_count = ctx.in.system.gpu.sm_count;
+    info.class_size = ctx.in.layout.gpus / pp;
+    info.name = "pp" + std::to_string(r);
+    names.push_back(info.name);
+    ranks_.push_back(std::move(info));
+  }
+  const auto& fabric = ctx.comm_model.fabric();
+  binding_ = workload::make_network_binding(
+      workload::kDefaultNetworkBinding, {ctx.in.system, fabric.scale_up.bandwidth_Bps, fabric.scale_out.bandwidth_Bps});
+  network_ = binding_->network(names);
+}
+
+Timed UnitProbe::measure(const Emit& emit, int repeats) const {
+  opgraph::OpGraph g;
+  for (const auto& r : ranks_) g.add_rank(r);
+  OpWriter out(g, ctx_.host, *binding_, ctx_.in.params);
+  LayerEmitter layers(ctx_, out);
+  Chain chain;
+  for (int i = 0; i < repeats; ++i) emit(out, layers, chain, i);
+  const auto result = engine::Simulator().run(g, network_);
+  Timed t;
+  t.seconds = ps_to_seconds(result.makespan);
+  t.breakdown = predict::step_breakdown(g, result, 0, t.seconds);
+  return t;
+}
+
+workload::LayerRun UnitProbe::run_of(int layer, int mb, Chain& chain) const {
+  const auto& m = ctx_.in.model;
+  const bool moe = layer >= m.num_layers ? m.mtp_layer_is_moe() : m.is_moe_layer(layer);
+  return {0, layer, mb, moe, &ctx_.cost_of(layer), &chain};
+}
+
+// A run of identical layers through the DP strategy's per-layer hooks (FSDP's gathers, prefetches and reshards;
+// nothing for the distributed optimizer), as the schedule walker runs a unit's layers.
+Timed UnitProbe::layer_units(int layer, bool forward) const {
+  auto emit_n = [&](int n) {
+    return [this, layer, forward, n](OpWriter& out, LayerEmitter& le, Chain& chain, int) {
+      const auto dp = workload::make_dp_strategy(workload::dp_strategy_name_for(ctx_.in.layout), ctx_, out, 0);
+      std::vector<workload::LayerRun> runs;
+      for (int k = 0; k < n; ++k) runs.push_back(run_of(layer, 0, chain));
+      for (std::size_t k = 0; k < runs.size(); ++k) {
+        dp->before_layer(runs, k, forward, chain);
+        forward ? le.forward(runs[k]) : le.backward(runs[k]);
+        dp->after_layer(runs, k, forward, chain);
+      }
+    };
+  };
+  return measure(emit_n(2), 1) - measure(emit_n(1), 1);
+}
+
+Timed UnitProbe::forward(int layer) {
+  const auto key = std::make_tuple(&ctx_.cost_of(layer), true);
+  if (auto it = layers_.find(key); it != layers_.end()) return it->second;
+  return layers_[key] = layer_units(layer, true);
+}
+
+Timed UnitProbe::backward(int layer) {
+  const auto key = std::make_tuple(&ctx_.cost_of(layer), false);
+  if (auto it = layers_.find(key); it != layers_.end()) return it->second;
+  return layers_[key] = layer_units(layer, false);
+}
+
+Timed UnitProbe::embedding_forward() {
+  return steady([&](OpWriter&, LayerEmitter& le, Chain& chain, int i) { le.embedding_forward(0, i, chain); });
+}
+
+Timed UnitProbe::embedding_wgrad() {
+  return steady([&](OpWriter&, LayerEmitter& le, Chain& chain, int i) { le.embedding_wgrad(0, i, chain); });
+}
+
+Timed UnitProbe::heads(const layout::ChunkAssignment& chunk) {
+  const auto key = std::make_pair(chunk.has_loss, static_cast<int>(chunk.mtp_layers.size()));
+  if (auto it = heads_.find(key); it != heads_.end()) return it->second;
+  if (!chunk.has_loss && chunk.mtp_layers.empty()) return heads_[key] = Timed{};
+  return heads_[key] = steady([&](OpWriter&, LayerEmitter& le, Chain& chain, int i) {
+           le.heads_forward(0, i, chunk, chain);
+           le.heads_backward(0, i, chunk, chain);
+         });
+}
+
+Timed UnitProbe::chunk_forward_backward(int rank, int chunk) { return chunk_units(rank, chunk, false); }
+Timed UnitProbe::chunk_pair(int rank, int chunk) { return chunk_units(rank, chunk, true); }
+
+Timed UnitProbe::chunk_units(int rank, int chunk, bool merged) {
+  const auto& ch = ctx_.in.stages.chunk(rank, chunk);
+  const int layers = static_cast<int>(ctx_.in.model.num_layers);
+  std::vector<int> fwd(ch.layers.begin(), ch.layers.end()), bwd;
+  for (int k : ch.mtp_layers) fwd.push_back(layers + k);
+  for (auto it = ch.mtp_layers.rbegin(); it != ch.mtp_layers.rend(); ++it) bwd.push_back(layers + *it);
+  for (auto it = ch.layers.rbegin(); it != ch.layers.rend(); ++it) bwd.push_back(*it);
+  // Chunks of the same layer kinds, embedding and heads cost the same: the key is their cost kinds in order,
+  // with null entries marking the embedding and each head.
+  std::vector<const workload::LayerCosts*> key;
+  for (int l : fwd) key.push_back(&ctx_.cost_of(l));
+  key.insert(key.end(), {nullptr, ch.has_embedding ? &ctx_.cost_of(0) : nullptr, nullptr,
+                         ch.has_loss ? &ctx_.cost_of(0) : nullptr});
+  const auto cache_key = std::make_pair(key, merged);
+  if (auto it = chunks_.find(cache_key); it != chunks_.end()) return it->second;
+  auto emit = [&](OpWriter& out, LayerEmitter& le, Chain& chain, int i) {
+    const auto dp = workload::make_dp_strategy(workload::dp_strategy_name_for(ctx_.in.layout), ctx_, out, 0);
+    auto pass = [&](const std::vector<int>& order, bool forward, Chain& c, int mb) {
+      std::vector<workload::LayerRun> runs;
+      for (int l : order) runs.push_back(run_of(l, mb, c));
+      for (std::size_t k = 0; k < runs.size(); ++k) {
+        dp->before_layer(runs, k, forward, c);
+        forward ? le.forward(runs[k]) : le.backward(runs[k]);
+        dp->after_layer(runs, k, forward, c);
+      }
+    };
+    Chain f{chain.last}, b{chain.last};
+    if (ch.has_embedding) le.embedding_forward(0, 2 * i + 1, f);
+    le.heads_forward(0, 2 * i, ch, b);
+    le.heads_backward(0, 2 * i, ch, b);
+    if (merged) {
+      // As the schedule walker merges a forward unit with the backward unit after it.
+      std::vector<workload::LayerRun> fr, br;
+      for (int l : fwd) fr.push_back(run_of(l, 2 * i + 1, f));
+      for (int l : bwd) br.push_back(run_of(l, 2 * i, b));
+      for (std::size_t k = 0; k < std::max(fr.size(), br.size()); ++k) {
+        if (k < fr.size() && k < br.size())
+          le.forward_backward_pair(fr[k], br[k]);
+        else if (k < fr.size())
+          le.forward(fr[k]);
+        else
+          le.backward(br[k]);
+      }
+    } else {
+      pass(fwd, true, f, 2 * i + 1);
+      pass(bwd, false, b, 2 * i);
+    }
+    if (ch.has_embedding) le.embedding_wgrad(0, 2 * i, b);
+    chain.last = out.join(0, -1, -1, f.last, b.last);
+  };
+  return chunks_[cache_key] = steady(emit);
+}
+
+Timed UnitProbe::pp_send() {
+  if (ctx_.in.stages.pp <= 1) return {};
+  return measure(
+      [&](OpWriter& out, LayerEmitter&, Chain& chain, int) {
+        chain.last =
+            out.comm(0, workload::pp_send_spec(ctx_, workload::Phase::fwd), {chain.last}, -1, 0, workload::Phase::fwd);
+      },
+      1);
+}
+
+Timed UnitProbe::chunk_param_gather(int rank) {
+  if (ctx_.in.layout.fsdp) return {};
+  return measure(
+      [&](OpWriter& out, LayerEmitter&, Chain&, int) {
+        workload::dp_collectives(ctx_, out, 0, workload::chunk_params(ctx_, rank),
+                                 workload::param_gather_bytes(ctx_.in.layout), comm::Collective::all_gather,
+                                 "dp_param_allgather", "edp_param_allgather", {}, -1, -1, workload::Phase::fwd);
+      },
+      1);
+}
+
+Timed UnitProbe::tail(int rank, int chunks) {
+  opgraph::OpGraph g;
+  for (const auto& r : ranks_) g.add_rank(r);
+  OpWriter out(g, ctx_.host, *binding_, ctx_.in.params);
+  const auto dp = workload::make_dp_strategy(workload::dp_strategy_name_for(ctx_.in.layout), ctx_, out, rank);
+  const std::vector<workload::OpId> last_backward(static_cast<std::size_t>(chunks), -1);
+  workload::emit_optimizer(ctx_, out, rank, dp->reduce_gradients(last_backward), dp->shards_optimizer_state());
+  const auto result = engine::Simulator().run(g, network_);
+  Timed t;
+  t.seconds = ps_to_seconds(result.makespan);
+  t.breakdown = predict::step_breakdown(g, result, rank, t.seconds);
+  return t;
+}
+
+Timed UnitProbe::graph_launch() {
+  if (!ctx_.host.full_graph()) return {};
+  return measure([](OpWriter& out, LayerEmitter&, Chain&, int) { out.graph_launch(0); }, 1);
+}
+
+}  // namespace moesim::estimate

@@ -1,0 +1,71 @@
+#pragma once
+// UnitProbe: the time of each kind of work the closed-form estimate composes — one layer's forward, backward or
+// merged forward/backward pair, the embedding and the heads, a point-to-point send, a rank's parameter gather and
+// its step tail (gradient reduce-scatter, embedding all-reduce, optimizer) — measured by playing the step
+// builder's own emitters on the engine, one small op graph at a time. So a layer costs exactly what `run`'s
+// layer emitter makes of it: the same kernels, collectives, overlaps, SM sharing and host issue.
+//
+// Steady state: work that repeats (layers, heads) is measured twice and once, and the difference kept, so the
+// probe's cold start (the first launch with an idle host) is not charged to every repetition.
+// Results are cached per layer-cost kind (StepContext::cost_of), so a probe costs a few small simulations per
+// kind, whatever the number of layers.
+#include <functional>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include "estimate/timed.hpp"
+#include "layout/pipeline_layout.hpp"
+#include "opgraph/op_graph.hpp"
+#include "workload/layer_emitter.hpp"
+#include "workload/network_binding.hpp"
+#include "workload/op_writer.hpp"
+#include "workload/step_context.hpp"
+
+namespace moesim::estimate {
+
+class UnitProbe {
+ public:
+  explicit UnitProbe(const workload::StepContext& ctx);
+
+  // One decoder layer (index < num_layers) or MTP layer (num_layers + k), steady state.
+  Timed forward(int layer);
+  Timed backward(int layer);  // with its recompute
+  Timed embedding_forward();
+  Timed embedding_wgrad();
+  // The loss and MTP heads of a chunk, forward and backward (what a backward unit runs before its layers).
+  Timed heads(const layout::ChunkAssignment& chunk);
+  // The steady state of one micro-batch's forward and another's backward through chunk `chunk` of pipeline
+  // rank `rank`, one after the other as 1F1B runs them: the host's issue of one overlaps the other's GPU work,
+  // which per-layer sums cannot see when the step is host-bound.
+  Timed chunk_forward_backward(int rank, int chunk);
+  // The same merged layer by layer in Megatron's combined 1F1B order (forward layer k with backward layer k).
+  Timed chunk_pair(int rank, int chunk);
+  // One point-to-point send of a micro-batch's activations between neighbouring stages.
+  Timed pp_send();
+  // Pipeline rank `rank`'s parameter all-gather of one chunk (the distributed optimizer's, at the step's start).
+  Timed chunk_param_gather(int rank);
+  // After rank `rank`'s last backward: the DP strategy's gradient reductions of `chunks` chunks, the embedding
+  // all-reduce and the optimizer step, from an idle rank.
+  Timed tail(int rank, int chunks);
+  // A full-iteration CUDA graph's launch.
+  Timed graph_launch();
+
+ private:
+  using Emit = std::function<void(workload::OpWriter&, workload::LayerEmitter&, workload::Chain&, int repeat)>;
+  Timed measure(const Emit& emit, int repeats) const;
+  Timed steady(const Emit& emit) const { return measure(emit, 2) - measure(emit, 1); }
+  Timed layer_units(int layer, bool forward) const;
+  workload::LayerRun run_of(int layer, int mb, workload::Chain& chain) const;
+
+  const workload::StepContext& ctx_;
+  std::unique_ptr<workload::NetworkBinding> binding_;
+  opgraph::NetworkModel network_;
+  std::vector<opgraph::RankInfo> ranks_;
+  std::map<std::tuple<const workload::LayerCosts*, bool>, Timed> layers_;
+  std::map<std::pair<bool, int>, Timed> heads_;
+  Timed chunk_units(int rank, int chunk, bool merged);
+  std::map<std::pair<std::vector<const workload::LayerCosts*>, bool>, Timed> chunks_;
+};
+
+}  // namespace moesim::estimate

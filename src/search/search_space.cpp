@@ -1,0 +1,197 @@
+#include "search/search_space.hpp"
+
+#include <algorithm>
+
+#include "core/did_you_mean.hpp"
+#include "core/error.hpp"
+#include "search/value_list.hpp"
+
+namespace moesim::search {
+namespace {
+
+using layout::Recompute;
+using layout::RecomputeGranularity;
+using layout::RecomputeModule;
+
+std::vector<int> divisors_up_to(int n, int cap) {
+  std::vector<int> out;
+  for (int d = 1; d <= std::min(n, cap); ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+Recompute selective(std::initializer_list<RecomputeModule> modules) {
+  Recompute r;
+  r.granularity = RecomputeGranularity::selective;
+  for (auto m : modules) r.modules |= static_cast<std::uint32_t>(m);
+  return r;
+}
+
+// The recompute policies worth trying: none, full, and Megatron's useful selective sets (the MoE recipes'
+// moe_act, layernorm + moe_act, + mla_up_proj for MLA models, the whole MoE block, core attention; a dense
+// model's mlp).
+std::vector<Recompute> recompute_policies(const model::ModelSpec& m) {
+  Recompute full;
+  full.granularity = RecomputeGranularity::full;
+  std::vector<Recompute> out{Recompute{}};
+  if (m.is_moe()) {
+    out.push_back(selective({RecomputeModule::moe_act}));
+    out.push_back(selective({RecomputeModule::layernorm, RecomputeModule::moe_act}));
+    if (m.attention.kind == model::AttentionKind::mla)
+      out.push_back(selective({RecomputeModule::mla_up_proj, RecomputeModule::layernorm, RecomputeModule::moe_act}));
+    out.push_back(selective({RecomputeModule::moe}));
+  } else {
+    out.push_back(selective({RecomputeModule::mlp}));
+  }
+  out.push_back(selective({RecomputeModule::core_attn}));
+  out.push_back(full);
+  return out;
+}
+
+template <class T>
+std::vector<T> select_named(const std::string& flag, const SpacePins& pins, const std::vector<T>& allowed,
+                            const std::function<std::string(const T&)>& name) {
+  const auto it = pins.find(flag);
+  if (it == pins.end()) return allowed;
+  std::vector<std::string> names;
+  for (const auto& v : allowed) names.push_back(name(v));
+  std::vector<T> out;
+  for (const auto& want : split_names("--" + flag, it->second)) {
+    const auto pos = std::find(names.begin(), names.end(), want);
+    if (pos == names.end())
+      throw UsageError("--" + flag + " " + want + ": not one of the values this model allows" +
+                       did_you_mean(want, names) + " (allowed: " + join_names(names) + ")");
+    out.push_back(allowed[static_cast<std::size_t>(pos - names.begin())]);
+  }
+  return out;
+}
+
+std::vector<int> select(const std::string& flag, const SpacePins& pins, const std::vector<int>& allowed) {
+  const auto it = pins.find(flag);
+  return it == pins.end() ? allowed : select_ints("--" + flag, it->second, allowed);
+}
+
+std::vector<bool> select_bool(const std::string& flag, const SpacePins& pins, const std::vector<bool>& allowed) {
+  return select_named<bool>(flag, pins, allowed, [](const bool& b) { return std::string(b ? "1" : "0"); });
+}
+
+std::string recompute_name(const Recompute& r) {
+  if (r.granularity == RecomputeGranularity::selective) {
+    std::string s = r.to_string();  // "selective: a,b"
+    return s.substr(s.find(':') + 2);
+  }
+  return std::string(layout::to_string(r.granularity));
+}
+
+}  // namespace
+
+const std::vector<std::string>& dimension_names() {
+  static const std::vector<std::string> names{
+      "tp",         "cp",         "ep",           "etp",         "mbs",
+      "recompute",  "dispatcher", "grouped-gemm", "a2a-overlap", "tp-comm-overlap",
+      "cuda-graph", "pp",         "vpp",          "fsdp"};
+  return names;
+}
+
+SearchSpace make_space(const model::ModelSpec& m, const layout::Layout& base, const SpacePins& pins) {
+  for (const auto& [name, spec] : pins) {
+    const auto& known = dimension_names();
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      throw InternalError("search: unknown dimension \"" + name + "\"");
+    (void)spec;
+  }
+  SearchSpace s;
+  std::vector<int> tp;
+  for (int d : divisors_up_to(base.gpus, 8))
+    if (m.attention.num_attention_heads % d == 0 && m.attention.num_query_groups % d == 0) tp.push_back(d);
+  s.tp = select("tp", pins, tp);
+  std::vector<int> cp;
+  for (int d : divisors_up_to(base.gpus, 8))
+    if (d == 1 || base.seq % (2 * d) == 0) cp.push_back(d);
+  s.cp = select("cp", pins, cp);
+  const int layers = static_cast<int>(m.num_layers);
+  s.pp = select("pp", pins, divisors_up_to(base.gpus, layers));
+  s.vpp = select("vpp", pins, {1, 2, 3, 4, 6, 8});
+  const bool moe = m.is_moe();
+  std::vector<int> ep{1};
+  if (moe) ep = divisors_up_to(static_cast<int>(m.moe.num_experts), base.gpus);
+  s.ep = select("ep", pins, ep);
+  s.etp = select("etp", pins, moe ? divisors_up_to(base.gpus, 8) : std::vector<int>{1});
+  s.mbs = select("mbs", pins, {1, 2, 4, 8});
+  s.fsdp = select_bool("fsdp", pins, {false, true});
+  s.recompute = select_named<Recompute>("recompute", pins, recompute_policies(m), recompute_name);
+  using layout::Dispatcher;
+  s.dispatcher = select_named<Dispatcher>("dispatcher", pins,
+                                          moe ? std::vector<Dispatcher>{Dispatcher::alltoall, Dispatcher::allgather,
+                                                                        Dispatcher::deepep, Dispatcher::hybridep}
+                                              : std::vector<Dispatcher>{Dispatcher::alltoall},
+                                          [](const Dispatcher& d) { return std::string(layout::to_string(d)); });
+  using layout::GroupedGemm;
+  std::vector<GroupedGemm> gg{GroupedGemm::auto_};
+  if (moe) {
+    gg = {GroupedGemm::per_expert, GroupedGemm::fused};
+    if (base.precision == layout::Precision::mxfp8) gg.push_back(GroupedGemm::fused_mlp);
+  }
+  s.grouped_gemm = select_named<GroupedGemm>("grouped-gemm", pins, gg,
+                                             [](const GroupedGemm& g) { return std::string(layout::to_string(g)); });
+  s.a2a_overlap = select_bool("a2a-overlap", pins, moe ? std::vector<bool>{false, true} : std::vector<bool>{false});
+  s.tp_comm_overlap = select_bool("tp-comm-overlap", pins, {false, true});
+  using layout::CudaGraph;
+  s.cuda_graph = select_named<CudaGraph>("cuda-graph", pins, {CudaGraph::none, CudaGraph::partial, CudaGraph::full},
+                                         [](const CudaGraph& g) { return std::string(layout::to_string(g)); });
+  return s;
+}
+
+std::uint64_t for_each_candidate(const SearchSpace& s, const model::ModelSpec& m, const layout::Layout& base,
+                                 SkipCounts& skipped,
+                                 const std::function<void(const layout::Layout&, std::uint64_t)>& visit) {
+  const int layers = static_cast<int>(m.num_layers);
+  std::uint64_t index = 0;
+  layout::Layout l = base;
+  const std::uint64_t inner = s.pp.size() * s.vpp.size() * s.fsdp.size();
+  for (int tp : s.tp)
+    for (int cp : s.cp)
+      for (int ep : s.ep)
+        for (int etp : s.etp)
+          for (int mbs : s.mbs)
+            for (const auto& rc : s.recompute)
+              for (auto d : s.dispatcher)
+                for (auto gg : s.grouped_gemm)
+                  for (bool a2a : s.a2a_overlap)
+                    for (bool tpo : s.tp_comm_overlap)
+                      for (auto cg : s.cuda_graph) {
+                        if (tpo && tp == 1) {  // Megatron turns it off without TP: the same layout as tpo = 0
+                          skipped["tp_comm_overlap without TP (same as off)"] += inner;
+                          index += inner;
+                          continue;
+                        }
+                        for (int pp : s.pp)
+                          for (int vpp : s.vpp)
+                            for (bool fsdp : s.fsdp) {
+                              const std::uint64_t i = index++;
+                              const char* why = nullptr;
+                              if (base.gpus % (tp * cp * pp) != 0)
+                                why = "tp x cp x pp does not divide the GPUs";
+                              else if (base.gpus % (etp * ep * pp) != 0)
+                                why = "etp x ep x pp does not divide the GPUs";
+                              else if (base.gbs % (mbs * (base.gpus / (tp * cp * pp))) != 0)
+                                why = "global batch not a multiple of mbs x dp";
+                              else if (vpp > 1 && pp == 1)
+                                why = "vpp > 1 needs pp > 1";
+                              else if (pp * vpp > layers)
+                                why = "more virtual stages than decoder layers";
+                              if (why) {
+                                ++skipped[why];
+                                continue;
+                              }
+                              l.tp = tp, l.cp = cp, l.ep = ep, l.etp = etp, l.mbs = mbs, l.recompute = rc;
+                              l.dispatcher = d, l.grouped_gemm = gg, l.a2a_overlap = a2a, l.tp_comm_overlap = tpo;
+                              l.cuda_graph = cg, l.cuda_graph_scopes = layout::kDefaultGraphScopes;
+                              l.pp = pp, l.vpp = vpp, l.fsdp = fsdp, l.pp_layout.clear();
+                              visit(l, i);
+                            }
+                      }
+  return index;
+}
+
+}  // namespace moesim::search

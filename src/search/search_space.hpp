@@ -1,0 +1,51 @@
+#pragma once
+// SearchSpace: the values `moesim search` tries for each layout dimension, and the enumeration of their
+// combinations. Defaults are every value the model and cluster allow (within Megatron's usual ranges: TP and
+// ETP up to one 8-GPU box, CP up to 8, PP up to the layers); users pin or narrow any dimension.
+//
+// Order: dimensions that change a layer's cost (tp, cp, ep, etp, mbs, recompute, dispatcher, grouped GEMM,
+// overlaps, CUDA graphs) outermost, then the pipeline and data-parallel ones (pp, vpp, FSDP) innermost, so
+// consecutive candidates share their layer costs (the estimate caches them). The order is fixed: candidate i
+// is the same layout in every process, which is what --shard and merge rely on.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "layout/layout.hpp"
+#include "model/model_spec.hpp"
+
+namespace moesim::search {
+
+struct SearchSpace {
+  std::vector<int> tp, cp, pp, vpp, ep, etp, mbs;
+  std::vector<bool> fsdp;  // false: Megatron's distributed optimizer
+  std::vector<layout::Recompute> recompute;
+  std::vector<layout::Dispatcher> dispatcher;
+  std::vector<layout::GroupedGemm> grouped_gemm;
+  std::vector<bool> a2a_overlap, tp_comm_overlap;
+  std::vector<layout::CudaGraph> cuda_graph;  // partial = Megatron's default scopes
+};
+
+// What the user narrowed, by dimension name ("tp", "recompute", ...): the flag's text. Absent = all allowed.
+using SpacePins = std::map<std::string, std::string>;
+
+// The dimension names SpacePins may hold, in enumeration order.
+const std::vector<std::string>& dimension_names();
+
+// Every allowed value per dimension for `model` on `base` (gpus, seq, gbs, precision taken from it), narrowed by
+// `pins`; UsageError for a pin that is malformed or selects nothing allowed.
+SearchSpace make_space(const model::ModelSpec& model, const layout::Layout& base, const SpacePins& pins);
+
+// Candidates skipped by arithmetic before any check (sizes that cannot multiply to the world, a batch that
+// does not split), by reason.
+using SkipCounts = std::map<std::string, std::uint64_t>;
+
+// Calls visit(layout, index) for each candidate that passes the arithmetic screens, in the fixed order above;
+// `index` counts every combination, screened or not. Returns the number of combinations.
+std::uint64_t for_each_candidate(const SearchSpace& s, const model::ModelSpec& model, const layout::Layout& base,
+                                 SkipCounts& skipped,
+                                 const std::function<void(const layout::Layout&, std::uint64_t)>& visit);
+
+}  // namespace moesim::search

@@ -1,0 +1,15 @@
+#pragma once
+// The end of a rank's step: the embedding-gradient all-reduce between the first and the last stage when both hold
+// the embedding (MTP or tied), then the Adam step on this GPU's shard once every gradient reduction is done.
+#include <vector>
+
+#include "workload/op_writer.hpp"
+#include "workload/step_context.hpp"
+
+namespace moesim::workload {
+
+// `reduces`: the ops the optimizer waits for (the DP strategy's gradient reductions); `sharded`: the optimizer
+// state is the DP shard (distributed optimizer, FSDP).
+void emit_optimizer(const StepContext& ctx, OpWriter& out, int rank, std::vector<OpId> reduces, bool sharded);
+
+}  // namespace moesim::workload

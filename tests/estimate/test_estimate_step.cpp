@@ -1,0 +1,71 @@
+// The closed-form estimate against the engine on small hand-checkable cases (small-moe on one DGX H100).
+#include <cmath>
+
+#include <doctest/doctest.h>
+
+#include "estimate/estimate_step.hpp"
+#include "predict/predict_step.hpp"
+#include "small_moe_step.hpp"
+
+using namespace moesim;
+
+namespace {
+
+struct Both {
+  double engine, estimate;
+};
+
+Both both(void (*tweak)(layout::Layout&)) {
+  const test::SmallMoeStep s("h100x8.json", "dgx-h100", tweak);
+  predict::Case c{s.model, s.system, s.layout};
+  c.layout.pp_layout.clear();
+  predict::PredictOptions o;
+  o.check_memory = false;
+  return {predict::predict_step(c, o).report.step_time_s, estimate::estimate_step(c, o).step_time_s};
+}
+
+}  // namespace
+
+TEST_CASE("estimate follows the engine on small layouts (within 8 %)") {
+  void (*tweaks[])(layout::Layout&) = {
+      nullptr,
+      [](layout::Layout& l) { l.pp = 1, l.ep = 8; },
+      [](layout::Layout& l) { l.tp = 2, l.pp = 1, l.ep = 4; },
+      [](layout::Layout& l) { l.pp = 2, l.vpp = 2, l.ep = 4; },
+      [](layout::Layout& l) { l.a2a_overlap = true, l.vpp = 2; },
+      [](layout::Layout& l) { l.recompute.granularity = layout::RecomputeGranularity::full; },
+      [](layout::Layout& l) { l.cuda_graph = layout::CudaGraph::full; },
+      [](layout::Layout& l) { l.pp = 1, l.ep = 8, l.fsdp = true; },
+  };
+  int i = 0;
+  for (auto* tweak : tweaks) {
+    const auto b = both(tweak);
+    INFO("case " << i++ << ": engine " << b.engine << " s, estimate " << b.estimate << " s");
+    CHECK(std::abs(b.estimate / b.engine - 1) < 0.08);
+  }
+}
+
+TEST_CASE("estimate is deterministic and its breakdown adds up to the step") {
+  const test::SmallMoeStep s("h100x8.json", "dgx-h100");
+  const predict::Case c{s.model, s.system, s.layout};
+  const auto a = estimate::estimate_step(c), b = estimate::estimate_step(c);
+  CHECK(a.step_time_s == b.step_time_s);
+  double sum = 0;
+  for (const auto& [k, v] : a.breakdown) {
+    CHECK(v >= 0);
+    sum += v;
+  }
+  CHECK(sum == doctest::Approx(a.step_time_s).epsilon(1e-6));
+}
+
+TEST_CASE("more micro-batches never shorten the estimated step") {
+  double last = 0;
+  for (int gbs : {16, 32, 64, 128}) {
+    const test::SmallMoeStep s("h100x8.json", "dgx-h100");
+    predict::Case c{s.model, s.system, s.layout};
+    c.layout.gbs = gbs;
+    const double t = estimate::estimate_step(c).step_time_s;
+    CHECK(t > last);
+    last = t;
+  }
+}

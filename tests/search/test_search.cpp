@@ -1,0 +1,122 @@
+// Layout search: value lists, the candidate count of a small space by hand, pruning reasons, the ranking's
+// independence of threads and shards, Megatron arguments (Kendall's tau is predict/ranking's, tested there).
+#include <cmath>
+
+#include <doctest/doctest.h>
+
+#include "core/error.hpp"
+#include "search/megatron_args.hpp"
+#include "search/search_run.hpp"
+#include "search/search_space.hpp"
+#include "search/value_list.hpp"
+#include "small_moe_step.hpp"
+
+using namespace moesim;
+
+TEST_CASE("value lists: a list, a range, errors") {
+  const std::vector<int> allowed{1, 2, 4, 8};
+  CHECK(search::select_ints("--tp", "1,4", allowed) == std::vector<int>{1, 4});
+  CHECK(search::select_ints("--tp", "2..4", allowed) == std::vector<int>{2, 4});
+  CHECK(search::select_ints("--tp", "8", allowed) == std::vector<int>{8});
+  CHECK_THROWS_AS(search::select_ints("--tp", "x", allowed), UsageError);
+  CHECK_THROWS_AS(search::select_ints("--tp", "3", allowed), UsageError);       // not allowed
+  CHECK_THROWS_AS(search::select_ints("--tp", "16..32", allowed), UsageError);  // selects nothing
+  CHECK_THROWS_AS(search::select_ints("--tp", "4..2", allowed), UsageError);    // empty range
+  CHECK_THROWS_AS(search::split_names("--recompute", "none,,full"), UsageError);
+}
+
+namespace {
+
+// small-moe (8 layers, 64 experts, 16 heads in 4 KV groups) on 8 H100s, every dimension pinned but tp and pp.
+struct SmallSearch : test::SmallMoeStep {
+  predict::Case base;
+  search::SpacePins pins{{"cp", "1"},
+                         {"ep", "1"},
+                         {"etp", "1"},
+                         {"mbs", "1"},
+                         {"vpp", "1"},
+                         {"fsdp", "0"},
+                         {"recompute", "none"},
+                         {"dispatcher", "alltoall"},
+                         {"a2a-overlap", "0"},
+                         {"tp-comm-overlap", "0"},
+                         {"cuda-graph", "none"},
+                         {"grouped-gemm", "per-expert"}};
+  SmallSearch() : SmallMoeStep("h100x8.json", "dgx-h100"), base{model, system, layout} { base.layout.gbs = 16; }
+};
+
+}  // namespace
+
+TEST_CASE("candidate count of a small space, by hand") {
+  const SmallSearch s;
+  const auto space = search::make_space(s.model, s.base.layout, s.pins);
+  // tp divides the 4 KV groups and 8 GPUs: 1, 2, 4. pp divides 8 GPUs, at most 8 layers: 1, 2, 4, 8.
+  CHECK(space.tp == std::vector<int>{1, 2, 4});
+  CHECK(space.pp == std::vector<int>{1, 2, 4, 8});
+  search::SkipCounts skipped;
+  int visited = 0;
+  const auto n = search::for_each_candidate(space, s.model, s.base.layout, skipped,
+                                            [&](const layout::Layout&, std::uint64_t) { ++visited; });
+  CHECK(n == 12);
+  // tp x pp must divide 8: tp2 pp8, tp4 pp4 and tp4 pp8 fall.
+  CHECK(visited == 9);
+  CHECK(skipped.at("tp x cp x pp does not divide the GPUs") == 3);
+}
+
+TEST_CASE("the ranking does not depend on threads or shards; pruning reasons are counted") {
+  SmallSearch s;
+  s.pins["ep"] = "1,2,4,8";
+  const auto space = search::make_space(s.model, s.base.layout, s.pins);
+  search::SearchOptions o;
+  o.top = 5;
+  o.verify = 2;
+  o.jobs = 1;
+  const auto one = search::run_search(s.base, space, o);
+  o.jobs = 2;
+  const auto two = search::run_search(s.base, space, o);
+  REQUIRE(one.ranking.size() == 5);
+  REQUIRE(two.ranking.size() == 5);
+  for (std::size_t i = 0; i < 5; ++i) {
+    CHECK(one.ranking[i].index == two.ranking[i].index);
+    CHECK(one.ranking[i].estimate.step_time_s == two.ranking[i].estimate.step_time_s);
+  }
+  CHECK(one.ranking[0].simulated.has_value());
+  CHECK(!one.ranking[2].simulated.has_value());
+  // Best first.
+  for (std::size_t i = 1; i < 5; ++i)
+    CHECK(one.ranking[i - 1].estimate.step_time_s <= one.ranking[i].estimate.step_time_s);
+
+  o.jobs = 1;
+  o.shards = 3;
+  std::vector<search::SearchResult> shards;
+  for (int k = 0; k < 3; ++k) {
+    o.shard = k;
+    shards.push_back(search::run_search(s.base, space, o));
+  }
+  const auto merged = search::merge_results(shards, 5, 2);
+  CHECK(merged.feasible == one.feasible);
+  CHECK(merged.combinations == one.combinations);
+  CHECK(merged.pruned == one.pruned);
+  for (std::size_t i = 0; i < 5; ++i) {
+    CHECK(merged.ranking[i].index == one.ranking[i].index);
+    CHECK(merged.ranking[i].simulated.has_value() == one.ranking[i].simulated.has_value());
+  }
+}
+
+TEST_CASE("Megatron arguments of a layout") {
+  layout::Layout l;
+  l.gpus = 64, l.tp = 2, l.pp = 4, l.vpp = 2, l.ep = 8, l.etp = 1, l.mbs = 1, l.gbs = 512, l.seq = 4096;
+  l.dispatcher = layout::Dispatcher::deepep;
+  l.a2a_overlap = true;
+  l.recompute.granularity = layout::RecomputeGranularity::selective;
+  l.recompute.modules = static_cast<std::uint32_t>(layout::RecomputeModule::moe_act);
+  const auto a = search::megatron_args(l);
+  for (const char* part :
+       {"--tensor-model-parallel-size 2", "--sequence-parallel", "--pipeline-model-parallel-size 4",
+        "--num-virtual-stages-per-pipeline-rank 2", "--expert-model-parallel-size 8", "--expert-tensor-parallel-size 1",
+        "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep", "--overlap-moe-expert-parallel-comm",
+        "--recompute-granularity selective --recompute-modules moe_act", "--use-distributed-optimizer"}) {
+    INFO(a);
+    CHECK(a.find(part) != std::string::npos);
+  }
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Speed benchmark of the closed-form estimate inside `moesim search` (a benchmark, not a test): DeepSeek-V3 on
+# 1,024 GB300 GPUs over a pinned search space, on one core (taskset, --jobs 1), RUNS times. Prints the median
+# wall seconds, the layouts estimated per second per core (feasible candidates / wall), and the ratio of the
+# median to a baseline measured in the same invocation (`moesim describe`, process start + catalog load).
+#
+#   tools/bench/search.sh [--runs N] [--core C] [BIN]      (BIN default: build/moesim)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+runs=3 core=0 bin="$root/build/moesim"
+while (($#)); do
+  case "$1" in
+    --runs) runs="$2"; shift 2 ;;
+    --core) core="$2"; shift 2 ;;
+    *) bin="$1"; shift ;;
+  esac
+done
+[[ -x "$bin" ]] || { echo "search.sh: no moesim binary at $bin (build it first: tools/build.sh)" >&2; exit 1; }
+space=(--gpus 1024 --dispatcher hybridep --grouped-gemm fused --cuda-graph full --fsdp 0 --recompute none,full
+       --mbs 1,2)
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+time_of() {  # wall seconds of one run of "$@"
+  local t0 t1
+  t0=$(date +%s.%N); "$@" >/dev/null 2>&1; t1=$(date +%s.%N)
+  echo "$t1 - $t0" | bc -l
+}
+base=() walls=()
+for ((i = 0; i < runs; ++i)); do
+  base+=("$(time_of taskset -c "$core" "$bin" describe --model deepseek-v3)")
+  walls+=("$(time_of taskset -c "$core" "$bin" search "${space[@]}" --jobs 1 --verify 0 --top 5)")
+done
+feasible=$(taskset -c "$core" "$bin" search "${space[@]}" --jobs 1 --verify 0 --top 1 --json | \
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["feasible"])')
+b=$(printf '%s\n' "${base[@]}" | median) w=$(printf '%s\n' "${walls[@]}" | median)
+echo "search (DeepSeek-V3, 1,024 GB300, ${space[*]}), one core, $runs runs"
+printf '  baseline (describe)   median %.3f s\n' "$b"
+printf '  search                median %.3f s  (%.1fx baseline)\n' "$w" "$(echo "$w / $b" | bc -l)"
+printf '  layouts estimated     %d  ->  %.0f per second per core\n' "$feasible" "$(echo "$feasible / $w" | bc -l)"
