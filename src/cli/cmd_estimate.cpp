@@ -23,17 +23,17 @@ std::string summary_line(const std::string& what, const search::AgreementSummary
   return buf;
 }
 
-// The rows furthest apart, "    worst: GT012 +47.5 %, ...".
+// The points furthest apart, one per line: "    worst  +47.5 %  GT012".
 std::string worst(std::vector<search::AgreementPoint> points, std::size_t n) {
   std::sort(points.begin(), points.end(),
             [](const auto& a, const auto& b) { return std::abs(a.gap()) > std::abs(b.gap()); });
-  std::string s = "    worst:";
+  std::string s;
   for (std::size_t i = 0; i < std::min(n, points.size()); ++i) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "%s %s %+.1f %%", i ? "," : "", points[i].id.c_str(), 100 * points[i].gap());
-    s += buf;
+    char gap[32];
+    std::snprintf(gap, sizeof gap, "%+6.1f %%", 100 * points[i].gap());
+    s += "    worst " + std::string(gap) + "  " + points[i].id + "\n";
   }
-  return s + "\n";
+  return s;
 }
 
 struct Args {
