@@ -23,6 +23,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   add_memory_command(app, ctx);
   add_run_command(app, ctx);
   add_validate_command(app, ctx);
+  add_sweep_command(app, ctx);
 
   // CLI11 wants argv in reverse order when given a vector.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

@@ -24,5 +24,6 @@ void add_describe_command(CLI::App& app, Context& ctx);
 void add_memory_command(CLI::App& app, Context& ctx);
 void add_run_command(CLI::App& app, Context& ctx);
 void add_validate_command(CLI::App& app, Context& ctx);
+void add_sweep_command(CLI::App& app, Context& ctx);
 
 }  // namespace moesim::cli
