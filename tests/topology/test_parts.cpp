@@ -83,9 +83,8 @@ TEST_CASE("every GPU figure round-trips from data/reference/hardware.json") {
                                                 {"fp8_dense", MathDtype::fp8},      {"mxfp8_dense", MathDtype::mxfp8},
                                                 {"fp4_dense", MathDtype::fp4},      {"tf32_dense", MathDtype::tf32},
                                                 {"fp32_nontensor", MathDtype::fp32}};
-  for (const auto& entry : keys) {
-    const auto& [name, key] = entry;
-    CAPTURE(entry.first);  // not `name`: clang 14 (the sanitizer build) cannot capture a structured binding
+  for (const auto& [name, key] : keys) {
+    CAPTURE(name);
     const GpuSpec g = gpu(name);
     const auto& r = ref.at(key);
     CHECK(g.sm_count == r.at("sm_count").at("value").get<int>());
@@ -94,10 +93,9 @@ TEST_CASE("every GPU figure round-trips from data/reference/hardware.json") {
     // hardware.json quotes physical capacity for some parts and usable for others (see its notes).
     const double hbm = r.at("hbm_capacity").at("value").get<double>() * 1e9;
     CHECK((g.hbm_bytes == hbm || g.usable_hbm_bytes() == hbm));
-    for (const auto& entry : dtypes) {
-      const auto& [field, dtype] = entry;
+    for (const auto& [field, dtype] : dtypes) {
       if (!r.contains(field)) continue;
-      CAPTURE(entry.first);
+      CAPTURE(field);
       const auto& v = r.at(field).at("value");
       if (v.is_null())
         CHECK_FALSE(g.peak_flops(dtype).has_value());
