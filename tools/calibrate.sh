@@ -1,66 +1,296 @@
 #!/usr/bin/env bash
-# Calibration run on a GPU machine: builds moesim_calib and moesim, runs the sweep (about 5-8 minutes on an
-# H100/H200; --quick about 1 minute), writes kernels-sim/data/<gpu-slug>/*.jsonl plus PROVENANCE.md
-# (nvidia-smi output, clocks, driver, date), then fits kernels-sim/fits/<gpu-slug>.json.
+# Calibration run on the GPU machine, everything written under OUT_DIR (the one folder copied back):
 #
-#   tools/calibrate.sh [--quick] [--only gemm,grouped_gemm,moe,attention,memcpy] [--build-dir DIR]
+#   tools/calibrate.sh OUT_DIR [--quick] [--only SUITES] [--commit SHA]   build with nvcc, run the suites
+#   tools/calibrate.sh OUT_DIR --dry-run [--quick] [--only SUITES]        print the plan; needs no GPU, no nvcc
+#   tools/calibrate.sh BUILD_DIR --build-only [--arch sm_90]              compile only (tools/test.sh; no GPU)
 #
-# Refuses to run without an NVIDIA GPU: measurements are never synthesised.
-set -euo pipefail
+# SUITES: comma-separated of memcpy, moe, gemm, grouped_gemm (the CUDA program, kernels-sim/cuda/*.cu),
+# attention (calib_attention.py: PyTorch SDPA, cuDNN and flash backends) and host (calib_host.py: PyTorch eager
+# dispatch). Default: all. --commit names the project commit when the machine has no git metadata.
+#
+# The build uses nvcc alone (no CMake, none of the simulator's dependencies), linking only cuBLAS and cuBLASLt.
+# OUT_DIR gets at most 7 files: kernels.jsonl, attention.jsonl, host_costs.jsonl (records), run.log (this
+# script's output, written as it goes), build.log, clocks.csv (nvidia-smi clocks, power and throttle reasons every
+# 250 ms for the whole run) and PROVENANCE.md (GPU, driver, CUDA, cuBLAS, cuDNN, PyTorch, commit, date, what
+# each suite measures, stage times, record and skip counts). Each stage runs under a time cap so that a whole run,
+# cold build included, ends within 5 minutes (the caps: --dry-run prints them). A failing configuration is a skip
+# record with its error; a failing stage is logged and the others still run.
+#
+# Fitting happens afterwards, on the CPU machine: `moesim fit --data OUT_DIR` (kernels-sim/fits/README.md).
+# Without a GPU this script refuses to run: measurements are never synthesised.
+# Exit: 0 every stage ran to its end; 3 a stage failed or hit its cap (the rest ran; run.log says which);
+# 2 no GPU, no nvcc or a failed build-only; 1 usage.
+set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-build="$root/build-calib"
-calib_args=()
+cuda_dir="$root/kernels-sim/cuda"
+python="${PYTHON:-python3}"
+export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the source tree
+
+usage() {
+  echo "usage: $0 OUT_DIR [--quick] [--only SUITES] [--commit SHA] [--dry-run] [--build-only] [--arch sm_NN]" >&2
+  exit 1
+}
+
+out="" quick=0 only="" dry=0 build_only=0 arch="" commit=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --quick) calib_args+=(--quick); shift ;;
-    --only) calib_args+=(--only "$2"); shift 2 ;;
-    --build-dir) build="$2"; shift 2 ;;
-    *) echo "usage: $0 [--quick] [--only LIST] [--build-dir DIR]" >&2; exit 1 ;;
+    --quick) quick=1; shift ;;
+    --only) [[ $# -ge 2 ]] || usage; only="$2"; shift 2 ;;
+    --commit) [[ $# -ge 2 ]] || usage; commit="$2"; shift 2 ;;
+    --arch) [[ $# -ge 2 ]] || usage; arch="$2"; shift 2 ;;
+    --dry-run) dry=1; shift ;;
+    --build-only) build_only=1; shift ;;
+    -*) usage ;;
+    *) [[ -z "$out" ]] || usage; out="$1"; shift ;;
+  esac
+done
+[[ -n "$out" ]] || usage
+
+# ---- suites ------------------------------------------------------------------------------------------------------
+all_suites="memcpy moe gemm grouped_gemm attention host"
+cuda_suites="" run_attention=0 run_host=0
+IFS=',' read -r -a wanted <<<"${only:-${all_suites// /,}}"
+for s in "${wanted[@]}"; do
+  case "$s" in
+    memcpy|moe|gemm|grouped_gemm) cuda_suites="${cuda_suites:+$cuda_suites,}$s" ;;
+    attention) run_attention=1 ;;
+    host) run_host=1 ;;
+    "") ;;
+    *) echo "calibrate.sh: unknown suite \"$s\" (suites: ${all_suites// /, })" >&2; exit 1 ;;
   esac
 done
 
-command -v nvidia-smi >/dev/null || { echo "calibrate.sh: nvidia-smi not found: this needs a machine with an NVIDIA GPU" >&2; exit 1; }
-gpu_name="$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 | head -1)"
-[[ -n "$gpu_name" ]] || { echo "calibrate.sh: no GPU visible to nvidia-smi" >&2; exit 1; }
-# "NVIDIA H200" -> "h200"; "NVIDIA H100 80GB HBM3" -> "h100-80gb-hbm3".
-slug="$(echo "$gpu_name" | sed -e 's/^NVIDIA //' | tr '[:upper:]' '[:lower:]' | tr -cs 'a-z0-9' '-' | sed -e 's/^-//' -e 's/-$//')"
-out="$root/kernels-sim/data/$slug"
+# ---- time caps (seconds): their sum stays under 5 minutes ---------------------------------------------------------
+# The cold build is about 25 s of CPU time in all on a 2-core CPU machine (nvcc 13.0), run one file per core.
+cap_build=110
+if [[ $quick -eq 1 ]]; then cap_kernels=45 cap_attention=40 cap_host=20; else cap_kernels=70 cap_attention=55 cap_host=30; fi
+cap_total=$((cap_build + cap_kernels + cap_attention + cap_host + 15))  # + provenance (imports torch), summaries
 
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DMOESIM_CUDA=ON -DMOESIM_BUILD_TESTS=OFF >/dev/null
-cmake --build "$build" -j"$(nproc)" --target moesim_calib moesim
-
-if [[ -d "$out" ]] && ls "$out"/*.jsonl >/dev/null 2>&1; then
-  stamp="$(date -u +%Y%m%dT%H%M%SZ)"
-  echo "calibrate.sh: moving the previous run to $out/previous-$stamp/"
-  mkdir -p "$out/previous-$stamp" && mv "$out"/*.jsonl "$out"/PROVENANCE.md "$out/previous-$stamp/" 2>/dev/null || true
+# ---- the build command --------------------------------------------------------------------------------------------
+nvcc="${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"
+if [[ -z "$arch" ]]; then
+  cc="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i 0 2>/dev/null | head -1 | tr -d ' .')"
+  arch="sm_${cc:-90}"
 fi
-mkdir -p "$out"
-start=$(date +%s)
-{
-  echo "# Provenance of the measurements in this folder"
-  echo
-  echo "- GPU: $gpu_name"
-  echo "- date (UTC): $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "- host: $(hostname)"
-  echo "- command: tools/calibrate.sh ${calib_args[*]:-}"
-  echo "- moesim commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet 2>/dev/null || echo ' (with local changes)')"
-  echo "- nvcc: $("$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" --version | tail -1)"
-  echo
-  echo '## nvidia-smi'
-  echo '```'
-  nvidia-smi
-  echo '```'
-  echo
-  echo '## Clocks (current / max / application) and power'
-  echo '```'
-  nvidia-smi -q -d CLOCK,POWER,PERFORMANCE -i 0
-  echo '```'
-} > "$out/PROVENANCE.md"
+sm="${arch#sm_}"
+bin_dir="${BUILD_DIR:-$root/build-calib}"
+[[ $build_only -eq 1 ]] && bin_dir="$out"
+# cuBLAS from the CUDA toolkit; else from PyTorch's pip packages (nvidia-cublas: versioned files only, so they are
+# linked by path, with an rpath).
+extra_flags=()
+link_libs="-lcublasLt -lcublas"
+cuda_home="$(cd "$(dirname "$(readlink -f "$nvcc" 2>/dev/null || echo "$nvcc")")/.." 2>/dev/null && pwd)"
+if ! ls "$cuda_home"/lib64/libcublasLt.so* "$cuda_home"/targets/*/lib/libcublasLt.so* >/dev/null 2>&1; then
+  lib="$("$python" -c 'import glob, os, nvidia; print(next(iter(sorted(glob.glob(os.path.join(list(nvidia.__path__)[0], "**", "libcublasLt.so*"), recursive=True))), ""))' 2>/dev/null)"
+  if [[ -n "$lib" ]]; then
+    libdir="$(dirname "$lib")"
+    blas="$(ls "$libdir"/libcublas.so* 2>/dev/null | head -1)"
+    extra_flags+=(-Xlinker -rpath="$libdir")
+    [[ -d "$libdir/../include" ]] && extra_flags+=(-I"$libdir/../include")
+    link_libs="$lib ${blas:--lcublas}"
+  fi
+fi
+sources=("$cuda_dir"/*.cu "$cuda_dir"/*.cpp)
+compile_flags=(-std=c++17 -O2 "-gencode=arch=compute_${sm},code=[sm_${sm},compute_${sm}]" -Xcompiler=-Wall,-Wextra)
+compile_cmd() { echo "$nvcc ${compile_flags[*]} ${extra_flags[*]} -c $1 -o $bin_dir/$(basename "$1").o"; }
+link_cmd="$nvcc ${compile_flags[*]} ${extra_flags[*]} $bin_dir/*.o $link_libs -o $bin_dir/moesim_calib"
 
-"$build/moesim_calib" --out "$out" "${calib_args[@]}" | tee "$out/run.log"
-echo "- sweep wall time: $(( $(date +%s) - start )) s" >> "$out/PROVENANCE.md"
-
-"$build/moesim" fit --data "$out" --out "$root/kernels-sim/fits/$slug.json" || {
-  echo "calibrate.sh: the fit was refused (see above); the measurements are kept in $out" >&2
-  exit 2
+# Compiles every translation unit in parallel, then links; returns nvcc's status. Output to stdout.
+build() {
+  mkdir -p "$bin_dir" && rm -f "$bin_dir"/*.o "$bin_dir/moesim_calib"
+  local pids=() status=0
+  for src in "${sources[@]}"; do
+    (cd "$root" && eval "$(compile_cmd "$src")") &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || status=1; done
+  [[ $status -eq 0 ]] || return 1
+  (cd "$root" && eval "$link_cmd")
 }
+
+if [[ $build_only -eq 1 ]]; then
+  [[ -x "$nvcc" ]] || { echo "calibrate.sh: nvcc not found (set NVCC)" >&2; exit 2; }
+  build || { echo "calibrate.sh: the build failed" >&2; exit 2; }
+  echo "calibrate.sh: built $bin_dir/moesim_calib ($arch)"
+  exit 0
+fi
+
+quick_flag=()
+[[ $quick -eq 1 ]] && quick_flag=(--quick)
+
+# ---- dry run: the plan, on any machine ----------------------------------------------------------------------------
+if [[ $dry -eq 1 ]]; then
+  tmp="$(mktemp -d)"
+  trap 'rm -rf "$tmp"' EXIT
+  "${CXX:-c++}" -std=c++17 -O0 -o "$tmp/plan" "$cuda_dir"/calib_plan.cpp "$cuda_dir"/calib_record.cpp \
+    "$cuda_dir"/calib_rehearsal.cpp "$cuda_dir"/rehearse/moesim_calib_rehearse.cpp ||
+    { echo "calibrate.sh: cannot compile the planner with ${CXX:-c++}" >&2; exit 2; }
+  echo "calibrate.sh --dry-run: nothing is built or run."
+  echo
+  echo "Output folder: $out (kernels.jsonl attention.jsonl host_costs.jsonl run.log build.log clocks.csv PROVENANCE.md)"
+  echo
+  echo "Build ($arch; one nvcc per file in parallel, then the link; cap ${cap_build} s):"
+  for src in "${sources[@]}"; do echo "  $(compile_cmd "${src#"$root"/}")"; done
+  echo "  $link_cmd"
+  echo
+  echo "Suites (record counts exact; times are estimates from made-up kernel times, the caps are enforced):"
+  records=0
+  if [[ -n "$cuda_suites" ]]; then
+    plan="$("$tmp/plan" --plan --cc "${sm:0:-1}" --only "$cuda_suites" "${quick_flag[@]}")" || exit 2
+    echo "$plan" | grep -v '^  total'
+    records=$((records + $(echo "$plan" | awk '$1 == "total" {print $2}')))
+  fi
+  if [[ $run_attention -eq 1 ]]; then
+    p="$("$python" "$cuda_dir/calib_attention.py" --plan "${quick_flag[@]}")" && echo "$p" && records=$((records + $(echo "$p" | awk '{print $2}')))
+  fi
+  if [[ $run_host -eq 1 ]]; then
+    p="$("$python" "$cuda_dir/calib_host.py" --plan "${quick_flag[@]}")" && echo "$p" && records=$((records + $(echo "$p" | awk '{print $2}')))
+  fi
+  echo
+  echo "Expected records: $records (each a time or a skip record with its error)"
+  echo "Time budget: build ${cap_build} s + kernels ${cap_kernels} s + attention ${cap_attention} s + host ${cap_host} s + 15 s = ${cap_total} s at most (the whole run must fit in 5 min = 300 s)"
+  echo "Before the first timed suite: 1.5 s of BF16 8192^3 GEMMs (global warm-up)."
+  exit 0
+fi
+
+# ---- the run --------------------------------------------------------------------------------------------------------
+command -v nvidia-smi >/dev/null || { echo "calibrate.sh: nvidia-smi not found: this needs a machine with an NVIDIA GPU" >&2; exit 2; }
+gpu_name="$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null | head -1)"
+[[ -n "$gpu_name" ]] || { echo "calibrate.sh: no GPU visible to nvidia-smi" >&2; exit 2; }
+mkdir -p "$out" || exit 2
+out="$(cd "$out" && pwd)"
+if ls "$out"/*.jsonl >/dev/null 2>&1; then
+  echo "calibrate.sh: $out already holds records; give an empty folder (runs are never mixed)" >&2
+  exit 1
+fi
+export PYTHONUNBUFFERED=1  # the Python suites' output reaches run.log as it is printed
+start=$SECONDS
+# The run, with everything it prints copied to run.log as it goes (tee ends before this script does, so the
+# log is complete when the folder is collected).
+run_all() {
+  log() { echo "[$(date -u +%H:%M:%S) +$((SECONDS - start))s] $*"; }
+  log "calibrate.sh: $gpu_name, output $out, suites: ${only:-all}$([[ $quick -eq 1 ]] && echo ' (quick)')"
+
+  # Clock, power and throttle-reason samples for the whole run (field names differ across drivers).
+  sampler=""
+  for fields in \
+    "timestamp,clocks.sm,clocks.mem,clocks.max.sm,power.draw,power.limit,temperature.gpu,utilization.gpu,clocks_event_reasons.active,clocks_event_reasons.sw_power_cap,clocks_event_reasons.hw_slowdown,clocks_event_reasons.sw_thermal_slowdown,clocks_event_reasons.hw_thermal_slowdown" \
+    "timestamp,clocks.sm,clocks.mem,clocks.max.sm,power.draw,power.limit,temperature.gpu,utilization.gpu,clocks_throttle_reasons.active,clocks_throttle_reasons.sw_power_cap,clocks_throttle_reasons.hw_slowdown,clocks_throttle_reasons.sw_thermal_slowdown,clocks_throttle_reasons.hw_thermal_slowdown" \
+    "timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu"; do
+    if nvidia-smi --query-gpu="$fields" --format=csv,noheader -i 0 >/dev/null 2>&1; then
+      nvidia-smi --query-gpu="$fields" --format=csv -lms 250 -i 0 >"$out/clocks.csv" 2>/dev/null &
+      sampler=$!
+      log "clock sampler: pid $sampler, fields $fields"
+      break
+    fi
+  done
+  [[ -n "$sampler" ]] || log "clock sampler: nvidia-smi accepted none of the field sets; no clocks.csv"
+  trap '[[ -n "$sampler" ]] && kill "$sampler" 2>/dev/null' EXIT
+
+  if [[ -z "$commit" ]]; then
+    commit="$(git -C "$root" rev-parse HEAD 2>/dev/null)" &&
+      { git -C "$root" diff --quiet HEAD 2>/dev/null || commit="$commit (with local changes)"; } ||
+      commit="unknown (no git metadata here; pass --commit SHA)"
+  fi
+  py_versions="$("$python" -c 'import torch, triton; print("torch %s (CUDA %s), cuDNN %s, triton %s" % (torch.__version__, torch.version.cuda, torch.backends.cudnn.version(), triton.__version__))' 2>&1 | tail -1)"
+  cudnn_header="$(grep -hE '^#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) ' "$cuda_home"/include/cudnn_version.h 2>/dev/null | awk '{printf "%s%s", sep, $3; sep="."}')"
+  cublas_lib="$(ls "$cuda_home"/lib64/libcublasLt.so.*.* "$cuda_home"/targets/*/lib/libcublasLt.so.*.* 2>/dev/null | head -1)"
+  {
+    echo "# Provenance of the calibration records in this folder"
+    echo
+    echo "- GPU: $gpu_name ($(nvidia-smi --query-gpu=compute_cap,memory.total,power.limit,clocks.max.sm,clocks.max.memory,vbios_version --format=csv,noheader -i 0 2>/dev/null | head -1); compute capability, memory, power limit, max SM and memory clocks, VBIOS)"
+    echo "- driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader -i 0 2>/dev/null | head -1)"
+    echo "- CUDA (nvcc): $("$nvcc" --version 2>/dev/null | tail -2 | head -1)"
+    echo "- cuBLAS: ${cublas_lib:+$(basename "$cublas_lib") (library file); }the version each GEMM record carries (software.cublas, cublasLtGetVersion)"
+    echo "- cuDNN: ${cudnn_header:-no cudnn_version.h in $cuda_home/include}; PyTorch's: see the next line"
+    echo "- Python stack: $py_versions"
+    echo "- project commit: $commit"
+    echo "- date (UTC): $(date -u +%Y-%m-%dT%H:%M:%SZ); host: $(hostname 2>/dev/null || cat /etc/hostname 2>/dev/null); $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ //'))"
+    echo "- command: tools/calibrate.sh $out${quick_flag[*]:+ ${quick_flag[*]}}${only:+ --only $only}"
+    echo
+    echo "## What was measured"
+    echo
+    echo "- kernels.jsonl (kernels-sim/cuda moesim_calib, built here with nvcc for $arch): dense GEMMs through cuBLASLt and"
+    echo "  grouped GEMMs through cuBLAS in Transformer Engine's orientation (A = weight, B = input, leading dimensions k and n),"
+    echo "  inputs filled with random values, after one global warm-up of 1.5 s of BF16 GEMMs; FP8 GEMMs with and without"
+    echo "  fast accumulation (each record's fast_accum). Timing: CUDA events per call, an untimed 2 x L2 write and a 20 us"
+    echo "  spin before each timed call."
+    echo "- **The MoE memory-bound kernels (permute, unpermute, router_topk, rmsnorm, swiglu, quantize_fp8) are STAND-INS**"
+    echo "  written in kernels-sim/cuda/moe_kernels.cu, not Transformer Engine's kernels; every one of their records says"
+    echo "  so (stand_in: true, implementation). Their fits are lower bounds for tuned production kernels."
+    echo "- attention.jsonl (calib_attention.py): torch.nn.functional.scaled_dot_product_attention, causal, forward and"
+    echo "  backward; cuDNN backend = dtype bf16 (the family the simulator prices attention with), flash backend"
+    echo "  (FlashAttention-2) = dtype bf16_fa2 (kept as data)."
+    echo "- host_costs.jsonl (calib_host.py): PyTorch eager dispatch time per op kind on this machine's CPU with the GPU"
+    echo "  idle, eager and from a CUDA graph."
+    echo "- clocks.csv: nvidia-smi samples every 250 ms for the whole run. Clocks were not locked."
+    echo
+    echo "## nvidia-smi at the start"
+    echo
+    echo '```'
+    nvidia-smi -q -d CLOCK,POWER,PERFORMANCE -i 0 2>&1 | sed -n '1,80p'
+    echo '```'
+  } >"$out/PROVENANCE.md"
+  log "provenance written"
+
+  stage_status=() failed_stages=()
+  stage() {  # name cap output command...: one stage under its time cap (output: a file, or - for the log)
+    local name="$1" cap="$2" output="$3" t0=$SECONDS rc
+    shift 3
+    log "stage $name: start (cap ${cap} s)"
+    if [[ "$output" == - ]]; then
+      timeout --kill-after=5 "$cap" "$@"
+    else
+      timeout --kill-after=5 "$cap" "$@" >"$output" 2>&1
+    fi
+    rc=$?
+    [[ $rc -eq 124 || $rc -eq 137 ]] && log "stage $name: STOPPED at its ${cap} s cap (records written so far are kept)"
+    log "stage $name: exit $rc after $((SECONDS - t0)) s"
+    stage_status+=("$name: exit $rc, $((SECONDS - t0)) s")
+    [[ $rc -eq 0 ]] || failed_stages+=("$name")
+    return $rc
+  }
+
+  if [[ -n "$cuda_suites" ]]; then
+    if stage build "$cap_build" "$out/build.log" "$root/tools/calibrate.sh" "$bin_dir" --build-only --arch "$arch"; then
+      stage kernels "$cap_kernels" - "$bin_dir/moesim_calib" --out "$out/kernels.jsonl" --only "$cuda_suites" \
+        --budget-s $((cap_kernels - 10)) "${quick_flag[@]}"
+    else
+      log "the CUDA program did not build (build.log); its suites are not run"
+      tail -20 "$out/build.log"
+    fi
+  fi
+  if [[ $run_attention -eq 1 ]]; then
+    stage attention "$cap_attention" - "$python" "$cuda_dir/calib_attention.py" \
+      --out "$out/attention.jsonl" --budget-s $((cap_attention - 15)) "${quick_flag[@]}"
+  fi
+  if [[ $run_host -eq 1 ]]; then
+    stage host "$cap_host" - "$python" "$cuda_dir/calib_host.py" \
+      --out "$out/host_costs.jsonl" --budget-s $((cap_host - 8)) "${quick_flag[@]}"
+  fi
+
+  [[ -n "$sampler" ]] && kill "$sampler" 2>/dev/null
+  {
+    echo
+    echo "## Run summary"
+    echo
+    for s in "${stage_status[@]}"; do echo "- stage $s"; done
+    for f in "$out"/*.jsonl; do
+      [[ -f "$f" ]] || continue
+      echo "- $(basename "$f"): $(grep -c . "$f") lines, $(grep -c '"skipped":' "$f") of them skip records"
+    done
+    if [[ -s "$out/clocks.csv" ]]; then
+      echo "- clocks.csv: $(($(wc -l <"$out/clocks.csv") - 1)) samples; SM clock min/max over the run (MHz): $(awk -F', ' 'NR > 1 {gsub(/ MHz/, "", $2); v = $2 + 0; if (v > 0) {if (min == "" || v < min) min = v; if (v > max) max = v}} END {print min "/" max}' "$out/clocks.csv")"
+    fi
+    echo "- whole run: $((SECONDS - start)) s"
+  } >>"$out/PROVENANCE.md"
+  log "done in $((SECONDS - start)) s; next, on the CPU machine: moesim fit --data <this folder copied to kernels-sim/data/<gpu>>"
+  ls -la "$out"
+  if [[ ${#failed_stages[@]} -gt 0 ]]; then
+    log "stages that failed or were stopped: ${failed_stages[*]} (their records so far are kept)"
+    return 3
+  fi
+}
+run_all 2>&1 | tee -a "$out/run.log"
+exit "${PIPESTATUS[0]}"

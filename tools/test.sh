@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds, runs the whole doctest suite through ctest, and,
-# where nvcc exists, compiles the CUDA calibration program (no GPU needed to compile it).
+# where nvcc exists, compiles the CUDA calibration program with the exact nvcc build the GPU machine runs
+# (tools/calibrate.sh --build-only; no GPU needed to compile it).
 # `tools/test.sh --sanitize` runs the same suite from build-asan/ instead: clang with AddressSanitizer and
 # UndefinedBehaviorSanitizer, where any report fails the test (tools/sanitize-build.sh).
 set -euo pipefail
@@ -16,6 +17,6 @@ fi
 tools/build.sh
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   echo "test.sh: nvcc found, compiling the CUDA calibration program (kernels-sim/cuda)"
-  cmake --build build -j"$(nproc)" --target moesim_calib
+  tools/calibrate.sh build/calib --build-only
 fi
 cd build && ctest --output-on-failure -j"$(nproc)"

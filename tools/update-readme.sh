@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the accuracy tables of README.md and docs/accuracy.md from `moesim validate` on the bundled tables
 # (data/measurements/): the summary (README and docs), the development table's rows (`validate --markdown`), the
-# held-out set per system and model kind, and the GB200 ladder's steps. Each sits between <!-- NAME:begin --> and
+# held-out set per system and model kind, the GB200 ladder's steps, and the layout sweeps' ranking per group (`validate
+# --ranking`: Kendall tau-b of measured vs predicted order, issue 17). Each sits between <!-- NAME:begin --> and
 # <!-- NAME:end --> markers.
 #   tools/update-readme.sh           rewrite the files
 #   tools/update-readme.sh --check   change nothing; exit 1 naming each stale table (CI runs this)
@@ -26,11 +27,12 @@ m=data/measurements
 "$bin" validate --json >"$tmp/groundtruth.json"
 "$bin" validate --csv "$m/bridge_heldout.csv" --json >"$tmp/heldout.json"
 "$bin" validate --csv "$m/gb200_ladder.csv" --ladder --json >"$tmp/ladder.json"
+"$bin" validate --csv "$m/layout_sweeps.csv" --ranking --json >"$tmp/sweeps.json"
 python3 - "$mode" "$tmp" "$m" <<'PY'
 import csv, json, math, statistics, sys
 mode, tmp, mdir = sys.argv[1], sys.argv[2], sys.argv[3]
 load = lambda name: json.load(open(f"{tmp}/{name}.json"))
-gt, ho, ld = load("groundtruth"), load("heldout"), load("ladder")
+gt, ho, ld, sw = load("groundtruth"), load("heldout"), load("ladder"), load("sweeps")
 
 def errors(d): return [r["error_pct"] for r in d["rows"] if "error_pct" in r]
 def mean_abs_ln(d):
@@ -47,6 +49,21 @@ def summary_row(name, what, d):
             f"{s['p90_abs_error_pct']:.1f} % | {s['max_abs_error_pct']:.1f} % | {mean_abs_ln(d):.3f} | "
             f"{sum(abs(x) <= 10 for x in e)} | {sum(abs(x) > 30 for x in e)} |")
 
+def mean_tau(groups):
+    taus = [g["tau_b"] for g in groups if g["tau_b"] is not None and len(g["rows"]) >= 2]
+    return (sum(taus) / len(taus) if taus else float("nan")), len(taus)
+
+# Layout sweeps: S groups are same-release sweeps, X groups Bridge rows whose layout changed between containers
+# (layout_sweeps.md).
+rk = sw["ranking"]
+same = [g for g in rk["groups"] if g["group"].startswith("S")]
+tau_all, n_all = mean_tau(rk["groups"])
+tau_same, n_same = mean_tau(same)
+ranking_line = (f"Layout sweeps (`layout_sweeps.csv`, `validate --ranking`): mean Kendall tau-b {tau_all:+.2f} over "
+                f"{n_all} groups ({tau_same:+.2f} over the {n_same} same-release sweeps); predicted fastest layout = "
+                f"measured fastest in {rk['summary']['groups_top1_right']} of {len(rk['groups'])}; |error| on their "
+                f"rows median {rk['summary']['median_abs_error_pct']:.1f} %, p90 {rk['summary']['p90_abs_error_pct']:.1f} %.")
+
 right, judged = ladder_counts(ld)
 summary = "\n".join([
     "| table | what it is | rows predicted | median abs. error | p90 | max | mean abs. ln | within 10 % | above 30 % |",
@@ -54,9 +71,25 @@ summary = "\n".join([
     summary_row("`groundtruth.csv`", "development table (fits and decisions saw it)", gt),
     summary_row("`bridge_heldout.csv`", "held-out set (no fit saw it)", ho),
     summary_row("`gb200_ladder.csv`", "GB200 optimisation ladder", ld),
+    summary_row("`layout_sweeps.csv`", "layout sweeps (off-recipe layouts)", sw),
     "",
     f"GB200 ladder direction: {right} of {judged} judged steps predicted in the measured direction.",
+    "",
+    ranking_line,
 ])
+
+lines = ["| group | rows | Kendall tau-b | median abs. error | p90 | max | measured fastest | predicted fastest | "
+         "top-1 loss |", "|---|---|---|---|---|---|---|---|---|"]
+for g in rk["groups"]:
+    if not g["rows"]:
+        lines.append(f"| {g['group']} | 0 ({g['skipped']} skipped) | - | - | - | - | - | - | - |")
+        continue
+    tau = "-" if g["tau_b"] is None else f"{g['tau_b']:+.2f}"
+    lines.append(f"| {g['group']} | {len(g['rows'])} | {tau} | {g['median_abs_error_pct']:.1f} % | "
+                 f"{g['p90_abs_error_pct']:.1f} % | {g['max_abs_error_pct']:.1f} % | {g['best_measured']} | "
+                 f"{g['best_predicted']} | {g['top1_loss_pct']:.1f} % |")
+lines += ["", ranking_line]
+ranking = "\n".join(lines)
 
 def median(v): return statistics.median(v) if v else float("nan")
 rows = {r["id"]: r for r in csv.DictReader(open(f"{mdir}/bridge_heldout.csv", newline=""))}
@@ -94,7 +127,7 @@ def replace(path, text, name, body):
 stale = []
 for path, parts in [("README.md", [("accuracy-summary", summary)]),
                     ("docs/accuracy.md", [("accuracy-summary", summary), ("groundtruth", table),
-                                          ("heldout", heldout), ("ladder", ladder)])]:
+                                          ("heldout", heldout), ("ladder", ladder), ("ranking", ranking)])]:
     old = open(path).read()
     new = old
     for name, body in parts:

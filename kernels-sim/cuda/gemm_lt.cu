@@ -1,157 +1,148 @@
-// Dense GEMM through cuBLASLt: D[m,n] (BF16) = A[m,k] * B[k,n], "TN" layout (the layout FP8 requires).
-// Variants, each tried only where the GPU and the cuBLASLt version support it (a variant with no algorithm
-// from the heuristic is reported as skipped, never timed):
+// Dense GEMM through cuBLASLt in Transformer Engine's orientation (calib_plan.cpp): for a linear layer's forward
+// y[m, n] = x[m, k] W[n, k]^T, cuBLAS computes D (n x m, column-major) = op(A) B with A = W (stored k x n, op T) and
+// B = x (stored k x m, op N); output BF16. Inputs are random. Variants by record dtype:
 //   bf16          BF16 inputs, FP32 accumulate
-//   fp8_tensor    FP8 E4M3 inputs with one FP32 scale per tensor (Hopper and later)
-//   fp8_block128  FP8 E4M3, 1x128 activation scales and 128x128 weight scales (DeepSeek-V3 recipe;
-//                 CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F / BLK128x128_32F, cuBLAS 12.9+)
-//   mxfp8         FP8 E4M3 with UE8M0 scales per 32 elements (CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0,
-//                 Blackwell only: Hopper has no MXFP8 datapath)
+//   fp8_tensor    FP8 E4M3 inputs, one FP32 scale per tensor (Hopper and later)
+//   fp8_block128  FP8 E4M3, 128x128 weight scales and 1x128 input scales (DeepSeek-V3's recipe,
+//                 CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F / VEC128_32F, cuBLAS 12.9+)
+//   mxfp8         FP8 E4M3 with UE8M0 scales per 32 elements (Blackwell)
+// FP8 records set CUBLASLT_MATMUL_DESC_FAST_ACCUM from the record's fast_accum (Transformer Engine uses fast
+// accumulation for the forward GEMM and split accumulation for dgrad and wgrad). A variant cuBLASLt has no
+// algorithm for is a Failure (a skip record), never timed.
 #include <cublasLt.h>
+#include <cublas_v2.h>
 
-#include <cuda_fp8.h>
+#include <chrono>
 
-#include <cstring>
+#include "calib_cuda.cuh"
 
-#include "calib_common.cuh"
+#define CALIB_CUBLAS(call)                                                                                            \
+  do {                                                                                                                \
+    const cublasStatus_t calib_s_ = (call);                                                                           \
+    if (calib_s_ != CUBLAS_STATUS_SUCCESS) ::calib::fail(__FILE__, __LINE__, #call, cublasGetStatusString(calib_s_)); \
+  } while (0)
 
 namespace calib {
 namespace {
 
-#define CALIB_LT(call)                                                                                        \
-  do {                                                                                                        \
-    cublasStatus_t s_ = (call);                                                                               \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                                        \
-      std::fprintf(stderr, "%s:%d: %s failed: status %d\n", __FILE__, __LINE__, #call, static_cast<int>(s_)); \
-      std::exit(1);                                                                                           \
-    }                                                                                                         \
-  } while (0)
-
-enum class Variant { bf16, fp8_tensor, fp8_block128, mxfp8 };
-
-const char* dtype_name(Variant v) {
-  switch (v) {
-    case Variant::bf16: return "bf16";
-    case Variant::fp8_tensor: return "fp8_tensor";
-    case Variant::fp8_block128: return "fp8_block128";
-    case Variant::mxfp8: return "mxfp8";
-  }
-  return "?";
-}
-
-bool supported_on(Variant v, const Device& d) {
-  if (v == Variant::bf16) return d.cc_major >= 8;
-  if (v == Variant::mxfp8) return d.cc_major >= 10;  // Blackwell
-  return d.cc_major >= 9;                            // FP8 tensor cores from Hopper on
-}
+constexpr std::size_t workspace_bytes = 32ull << 20;  // Transformer Engine's cuBLAS workspace on Hopper and later
 
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
-// Times one GEMM shape in one variant. Returns false (and times nothing) when cuBLASLt has no algorithm.
-bool time_gemm(cublasLtHandle_t lt, Timer& timer, const Settings& s, Variant v, long long m, long long n, long long k,
-               Stats& out) {
-  const bool fp8 = v != Variant::bf16;
-  const cudaDataType_t in_type = fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
-  const std::size_t in_bytes = fp8 ? 1 : 2;
-  DeviceBuffer a(m * k * in_bytes), b(k * n * in_bytes), d(m * n * 2);
-  const std::size_t workspace_bytes = 64ull << 20;
-  DeviceBuffer workspace(workspace_bytes);
+// Descriptors and buffers of one GEMM; destroyed on scope exit even when a call fails.
+struct LtGemm {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ld = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  ~LtGemm() {
+    if (pref) cublasLtMatmulPreferenceDestroy(pref);
+    if (ld) cublasLtMatrixLayoutDestroy(ld);
+    if (lb) cublasLtMatrixLayoutDestroy(lb);
+    if (la) cublasLtMatrixLayoutDestroy(la);
+    if (op) cublasLtMatmulDescDestroy(op);
+  }
+};
 
-  cublasLtMatmulDesc_t op;
-  CALIB_LT(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-  CALIB_LT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-  CALIB_LT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-
-  // Scale tensors, sized generously (cuBLASLt pads block-scale layouts to 128-row tiles).
-  std::size_t a_scale_bytes = 4, b_scale_bytes = 4;
-  int fill = 0;
-  std::int32_t mode_a = CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F, mode_b = mode_a;
-  if (v == Variant::fp8_block128) {
-    mode_a = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
-    mode_b = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
-    a_scale_bytes = 4 * (ceil_div(m, 128) * 128) * ceil_div(k, 128);
-    b_scale_bytes = 4 * (ceil_div(n, 128) * 128) * ceil_div(k, 128);
-  } else if (v == Variant::mxfp8) {
-    mode_a = mode_b = CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0;
-    a_scale_bytes = (ceil_div(m, 128) * 128) * (ceil_div(ceil_div(k, 32), 4) * 4);
-    b_scale_bytes = (ceil_div(n, 128) * 128) * (ceil_div(ceil_div(k, 32), 4) * 4);
-    fill = 127;  // UE8M0 127 = 2^0
-  }
-  DeviceBuffer a_scale(a_scale_bytes, fill), b_scale(b_scale_bytes, fill);
-  if (v == Variant::fp8_tensor || v == Variant::fp8_block128) {
-    // FP32 scales of 1.0 (bytes 00 00 80 3f); the values do not change the tensor-core timing.
-    std::vector<float> ones(std::max(a_scale_bytes, b_scale_bytes) / 4, 1.0f);
-    CALIB_CUDA(cudaMemcpy(a_scale.p, ones.data(), a_scale_bytes, cudaMemcpyHostToDevice));
-    CALIB_CUDA(cudaMemcpy(b_scale.p, ones.data(), b_scale_bytes, cudaMemcpyHostToDevice));
-  }
-  if (fp8) {
-    CALIB_LT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode_a, sizeof mode_a));
-    CALIB_LT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode_b, sizeof mode_b));
-    CALIB_LT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a_scale.p, sizeof a_scale.p));
-    CALIB_LT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &b_scale.p, sizeof b_scale.p));
-  }
-  cublasLtMatrixLayout_t la, lb, ld;
-  CALIB_LT(cublasLtMatrixLayoutCreate(&la, in_type, k, m, k));  // A^T stored k x m, column-major
-  CALIB_LT(cublasLtMatrixLayoutCreate(&lb, in_type, k, n, k));
-  CALIB_LT(cublasLtMatrixLayoutCreate(&ld, CUDA_R_16BF, m, n, m));
-
-  cublasLtMatmulPreference_t pref;
-  CALIB_LT(cublasLtMatmulPreferenceCreate(&pref));
-  CALIB_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
-                                                sizeof workspace_bytes));
-  cublasLtMatmulHeuristicResult_t heur{};
-  int found = 0;
-  const cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, ld, ld, pref, 1, &heur, &found);
-  bool ok = hs == CUBLAS_STATUS_SUCCESS && found > 0;
-  if (ok) {
-    const float alpha = 1.0f, beta = 0.0f;
-    out = timer.time(
-        [&] {
-          CALIB_LT(cublasLtMatmul(lt, op, &alpha, a.p, la, b.p, lb, &beta, d.p, ld, d.p, ld, &heur.algo, workspace.p,
-                                  workspace_bytes, timer.stream()));
-        },
-        s.warmup, s.repeats);
-  }
-  cublasLtMatmulPreferenceDestroy(pref);
-  cublasLtMatrixLayoutDestroy(la);
-  cublasLtMatrixLayoutDestroy(lb);
-  cublasLtMatrixLayoutDestroy(ld);
-  cublasLtMatmulDescDestroy(op);
-  return ok;
+template <class T>
+void set(cublasLtMatmulDesc_t op, cublasLtMatmulDescAttributes_t attr, const T& value) {
+  CALIB_CUBLAS(cublasLtMatmulDescSetAttribute(op, attr, &value, sizeof value));
 }
 
 }  // namespace
 
-void run_gemm(Writer& w, Timer& timer, const Settings& s) {
-  cublasLtHandle_t lt;
-  CALIB_LT(cublasLtCreate(&lt));
-  // Token counts of one micro-batch through expert-sized and attention-sized weights (DeepSeek-V3 and
-  // Qwen3-style dims), chosen so that flops, bytes and wave waste vary independently enough to fit.
-  const std::vector<long long> ms =
-      s.quick ? std::vector<long long>{512, 4096} : std::vector<long long>{128, 512, 1000, 4096, 16384};
-  const std::vector<std::pair<long long, long long>> nks =
-      s.quick ? std::vector<std::pair<long long, long long>>{{7168, 2048}, {4096, 7168}}
-              : std::vector<std::pair<long long, long long>>{{7168, 2048},  {4096, 7168}, {1536, 7168}, {7168, 7168},
-                                                             {24576, 1536}, {576, 7168},  {2048, 4096}};
-  for (Variant v : {Variant::bf16, Variant::fp8_tensor, Variant::fp8_block128, Variant::mxfp8}) {
-    if (!supported_on(v, w.device())) {
-      std::printf("gemm %s: not supported on compute capability %d.%d, skipped\n", dtype_name(v), w.device().cc_major,
-                  w.device().cc_minor);
-      continue;
+GemmRunner::GemmRunner(Timer& timer) : timer_(timer) {
+  cublasLtHandle_t h = nullptr;
+  CALIB_CUBLAS(cublasLtCreate(&h));
+  handle_ = h;
+}
+
+GemmRunner::~GemmRunner() {
+  if (handle_) cublasLtDestroy(static_cast<cublasLtHandle_t>(handle_));
+}
+
+std::string GemmRunner::version() {
+  const std::size_t v = cublasLtGetVersion();  // major * 10000 + minor * 100 + patch
+  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+}
+
+Stats GemmRunner::run(const Record& r, const Settings& s) {
+  const auto lt = static_cast<cublasLtHandle_t>(handle_);
+  const long long m = dim(r, "m"), n = dim(r, "n"), k = dim(r, "k");
+  const bool fp8 = r.dtype != "bf16";
+  const bool block128 = r.dtype == "fp8_block128", mx = r.dtype == "mxfp8";
+  if (r.dtype != "bf16" && r.dtype != "fp8_tensor" && !block128 && !mx) throw Failure("unknown GEMM dtype " + r.dtype);
+  const cudaDataType_t in_type = fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
+  const std::size_t e = fp8 ? 1 : 2;
+  cudaStream_t st = timer_.stream();
+  DeviceBuffer w(static_cast<std::size_t>(n * k) * e), x(static_cast<std::size_t>(m * k) * e),
+      d(static_cast<std::size_t>(m * n) * 2), workspace(workspace_bytes);
+  fill_random(w, fp8 ? Fill::fp8_e4m3 : Fill::bf16, 1, st);
+  fill_random(x, fp8 ? Fill::fp8_e4m3 : Fill::bf16, 2, st);
+
+  LtGemm g;
+  CALIB_CUBLAS(cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  set(g.op, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T);
+  set(g.op, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
+  // Scales, sized generously (block layouts are padded to 128-row tiles); values 1.0 (UE8M0 127 = 2^0).
+  const long long rows = std::max(m, n);
+  std::size_t scale_bytes = 4;
+  if (block128) scale_bytes = 4 * static_cast<std::size_t>(ceil_div(rows, 128) * 128 * ceil_div(k, 128));
+  if (mx) scale_bytes = static_cast<std::size_t>(ceil_div(rows, 128) * 128 * ceil_div(ceil_div(k, 32), 4) * 4);
+  DeviceBuffer w_scale(scale_bytes), x_scale(scale_bytes);
+  if (fp8) {
+    if (mx) {
+      CALIB_CUDA(cudaMemsetAsync(w_scale.p, 127, scale_bytes, st));
+      CALIB_CUDA(cudaMemsetAsync(x_scale.p, 127, scale_bytes, st));
+    } else {
+      fill_float(w_scale, 1.0f, st);
+      fill_float(x_scale, 1.0f, st);
     }
-    for (long long m : ms)
-      for (auto [n, k] : nks) {
-        Stats st;
-        if (!time_gemm(lt, timer, s, v, m, n, k, st)) {
-          std::printf("gemm %s m=%lld n=%lld k=%lld: no cuBLASLt algorithm, skipped\n", dtype_name(v), m, n, k);
-          continue;
-        }
-        Record r{"gemm", dtype_name(v), "cublaslt_tn", {{"m", m}, {"n", n}, {"k", k}}, {}, 0, st};
-        w.write("gemm", r);
-      }
+    std::int32_t mode_w = CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F, mode_x = mode_w;
+    if (block128) {
+      mode_w = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+      mode_x = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+    }
+    if (mx) mode_w = mode_x = CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0;
+    set(g.op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, mode_w);
+    set(g.op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, mode_x);
+    set(g.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, w_scale.p);
+    set(g.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, x_scale.p);
+    set(g.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, static_cast<std::int8_t>(r.fast_accum == 1 ? 1 : 0));
   }
-  cublasLtDestroy(lt);
+  CALIB_CUBLAS(cublasLtMatrixLayoutCreate(&g.la, in_type, k, n, k));  // W: k x n column-major, op T
+  CALIB_CUBLAS(cublasLtMatrixLayoutCreate(&g.lb, in_type, k, m, k));  // x: k x m column-major, op N
+  CALIB_CUBLAS(cublasLtMatrixLayoutCreate(&g.ld, CUDA_R_16BF, n, m, n));
+  CALIB_CUBLAS(cublasLtMatmulPreferenceCreate(&g.pref));
+  CALIB_CUBLAS(cublasLtMatmulPreferenceSetAttribute(g.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
+                                                    sizeof workspace_bytes));
+  cublasLtMatmulHeuristicResult_t heur{};
+  int found = 0;
+  CALIB_CUBLAS(cublasLtMatmulAlgoGetHeuristic(lt, g.op, g.la, g.lb, g.ld, g.ld, g.pref, 1, &heur, &found));
+  if (found == 0) throw Failure("cublasLtMatmulAlgoGetHeuristic: no algorithm for this configuration");
+  const float alpha = 1.0f, beta = 0.0f;
+  return timer_.time(
+      [&] {
+        CALIB_CUBLAS(cublasLtMatmul(lt, g.op, &alpha, w.p, g.la, x.p, g.lb, &beta, d.p, g.ld, d.p, g.ld, &heur.algo,
+                                    workspace.p, workspace_bytes, st));
+      },
+      s.warmup, s.repeats);
+}
+
+double GemmRunner::warm_up(double seconds) {
+  Record r;
+  r.dtype = "bf16";
+  const long long n = 8192;
+  r.shape = {{"m", n}, {"n", n}, {"k", n}};
+  // One timed call per round through the ordinary path (random inputs, checked calls), with many untimed ones.
+  Settings s{50, 1};
+  const auto start = std::chrono::steady_clock::now();
+  double flops = 0, busy_us = 0;
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds) {
+    const Stats t = run(r, s);
+    flops += 2.0 * n * n * n;
+    busy_us += t.median_us;
+  }
+  return busy_us > 0 ? flops / (busy_us * 1e-6) / 1e12 : 0;
 }
 
 }  // namespace calib

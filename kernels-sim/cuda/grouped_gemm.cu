@@ -1,97 +1,73 @@
-// Grouped GEMM for ragged expert batches through cublasGemmGroupedBatchedEx (BF16 in and out, FP32
-// accumulate): expert e computes C_e[m_e, n] = A_e[m_e, k] * W_e[k, n]. Tokens per expert come from two
-// distributions over the local experts: "balanced" (equal rows) and "skewed" (Zipf, exponent 1.2, a
-// deterministic stand-in for imbalanced routing). Experts that get no rows are not launched; the record's
-// "groups" lists the rows of the launched experts and shape.experts the local expert count.
+// Grouped GEMM over ragged expert batches through cublasGemmGroupedBatchedEx (BF16 in and out, FP32 accumulate),
+// in Transformer Engine's orientation: expert e computes y_e[m_e, n] = x_e[m_e, k] W_e[n, k]^T as the
+// column-major D_e (n x m_e) = op(W_e) x_e with W_e stored k x n (op T, lda = k), x_e stored k x m_e (op N,
+// ldb = k) and ldc = n. Every leading dimension is k or n, so a ragged m_e never misaligns a row, and each
+// expert's rows start at a multiple of k (or n) elements of one packed buffer. Rows per expert come from the plan
+// (calib_plan.cpp: balanced or Zipf-skewed); empty experts are not launched. Inputs are random.
 #include <cublas_v2.h>
 
-#include <cmath>
-#include <numeric>
+#include "calib_cuda.cuh"
 
-#include "calib_common.cuh"
+#define CALIB_CUBLAS(call)                                                                                            \
+  do {                                                                                                                \
+    const cublasStatus_t calib_s_ = (call);                                                                           \
+    if (calib_s_ != CUBLAS_STATUS_SUCCESS) ::calib::fail(__FILE__, __LINE__, #call, cublasGetStatusString(calib_s_)); \
+  } while (0)
 
 namespace calib {
-namespace {
 
-std::vector<long long> split_rows(long long total, int experts, bool skewed) {
-  std::vector<double> weight(experts, 1.0);
-  if (skewed)
-    for (int e = 0; e < experts; ++e) weight[e] = 1.0 / std::pow(e + 1.0, 1.2);
-  const double sum = std::accumulate(weight.begin(), weight.end(), 0.0);
-  std::vector<long long> rows(experts);
-  long long given = 0;
-  for (int e = 0; e < experts; ++e) given += rows[e] = static_cast<long long>(std::floor(total * weight[e] / sum));
-  for (int e = 0; given < total; e = (e + 1) % experts, ++given) ++rows[e];  // hand out the remainder
-  return rows;
+GroupedGemmRunner::GroupedGemmRunner(Timer& timer) : timer_(timer) {
+  cublasHandle_t h = nullptr;
+  CALIB_CUBLAS(cublasCreate(&h));
+  handle_ = h;
+  CALIB_CUBLAS(cublasSetStream(h, timer_.stream()));
 }
 
-}  // namespace
+GroupedGemmRunner::~GroupedGemmRunner() {
+  if (handle_) cublasDestroy(static_cast<cublasHandle_t>(handle_));
+}
 
-void run_grouped_gemm(Writer& w, Timer& timer, const Settings& s) {
-  cublasHandle_t h;
-  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
-    std::fprintf(stderr, "cublasCreate failed\n");
-    std::exit(1);
+Stats GroupedGemmRunner::run(const Record& r, const Settings& s) {
+  if (r.dtype != "bf16") throw Failure("grouped GEMM is BF16 only here (cuBLAS grouped GEMM has no FP8 path)");
+  const auto h = static_cast<cublasHandle_t>(handle_);
+  const long long n = dim(r, "n"), k = dim(r, "k");
+  std::vector<long long> rows;
+  long long total = 0;
+  for (long long m : r.groups)
+    if (m > 0) rows.push_back(m), total += m;
+  const int g = static_cast<int>(rows.size());
+  if (g == 0) throw Failure("no expert has rows");
+  cudaStream_t st = timer_.stream();
+  DeviceBuffer x(static_cast<std::size_t>(total * k) * 2), w(static_cast<std::size_t>(g) * n * k * 2),
+      y(static_cast<std::size_t>(total * n) * 2);
+  fill_random(x, Fill::bf16, 3, st);
+  fill_random(w, Fill::bf16, 4, st);
+  std::vector<const void*> wp(g), xp(g);
+  std::vector<void*> yp(g);
+  std::vector<int> m_arr(g, static_cast<int>(n)), n_arr(g), k_arr(g, static_cast<int>(k)), lda(g, static_cast<int>(k)),
+      ldb(g, static_cast<int>(k)), ldc(g, static_cast<int>(n)), group_size(g, 1);
+  std::vector<cublasOperation_t> ta(g, CUBLAS_OP_T), tb(g, CUBLAS_OP_N);
+  std::vector<float> alpha(g, 1.0f), beta(g, 0.0f);
+  long long offset = 0;
+  for (int e = 0; e < g; ++e) {
+    n_arr[e] = static_cast<int>(rows[e]);
+    wp[e] = w.as<char>() + static_cast<std::size_t>(e) * n * k * 2;
+    xp[e] = x.as<char>() + static_cast<std::size_t>(offset * k) * 2;
+    yp[e] = y.as<char>() + static_cast<std::size_t>(offset * n) * 2;
+    offset += rows[e];
   }
-  CALIB_CUDA(cudaStreamSynchronize(timer.stream()));
-  cublasSetStream(h, timer.stream());
-  const std::vector<int> expert_counts = s.quick ? std::vector<int>{8} : std::vector<int>{4, 8, 32};
-  const std::vector<long long> totals =
-      s.quick ? std::vector<long long>{16384} : std::vector<long long>{2048, 8192, 32768};
-  const std::vector<std::pair<long long, long long>> nks = {{4096, 7168}, {7168, 2048}};  // fc1 (gate+up), fc2
-  for (int experts : expert_counts)
-    for (long long total : totals)
-      for (auto [n, k] : nks)
-        for (bool skewed : {false, true}) {
-          std::vector<long long> rows = split_rows(total, experts, skewed);
-          std::vector<long long> launched;
-          for (long long r : rows)
-            if (r > 0) launched.push_back(r);
-          const int g = static_cast<int>(launched.size());
-          DeviceBuffer a(total * k * 2), wts(static_cast<std::size_t>(g) * k * n * 2), c(total * n * 2);
-          std::vector<const void*> ap(g), bp(g);
-          std::vector<void*> cp(g);
-          std::vector<int> m_arr(g), n_arr(g, static_cast<int>(n)), k_arr(g, static_cast<int>(k)),
-              lda(g, static_cast<int>(k)), ldb(g, static_cast<int>(k)), ldc(g), group_size(g, 1);
-          std::vector<cublasOperation_t> ta(g, CUBLAS_OP_T), tb(g, CUBLAS_OP_N);
-          std::vector<float> alpha(g, 1.0f), beta(g, 0.0f);
-          long long offset = 0;
-          for (int e = 0; e < g; ++e) {
-            m_arr[e] = ldc[e] = static_cast<int>(launched[e]);
-            ap[e] = a.as<char>() + offset * k * 2;  // A_e^T stored k x m_e
-            bp[e] = wts.as<char>() + static_cast<std::size_t>(e) * k * n * 2;
-            cp[e] = c.as<char>() + offset * n * 2;
-            offset += launched[e];
-          }
-          DeviceBuffer dap(g * sizeof(void*)), dbp(g * sizeof(void*)), dcp(g * sizeof(void*));
-          CALIB_CUDA(cudaMemcpy(dap.p, ap.data(), g * sizeof(void*), cudaMemcpyHostToDevice));
-          CALIB_CUDA(cudaMemcpy(dbp.p, bp.data(), g * sizeof(void*), cudaMemcpyHostToDevice));
-          CALIB_CUDA(cudaMemcpy(dcp.p, cp.data(), g * sizeof(void*), cudaMemcpyHostToDevice));
-          bool ok = true;
-          const Stats st = timer.time(
-              [&] {
-                const cublasStatus_t r = cublasGemmGroupedBatchedEx(
-                    h, ta.data(), tb.data(), m_arr.data(), n_arr.data(), k_arr.data(), alpha.data(),
-                    dap.as<const void*>(), CUDA_R_16BF, lda.data(), dbp.as<const void*>(), CUDA_R_16BF, ldb.data(),
-                    beta.data(), dcp.as<void*>(), CUDA_R_16BF, ldc.data(), g, group_size.data(), CUBLAS_COMPUTE_32F);
-                ok = ok && r == CUBLAS_STATUS_SUCCESS;
-              },
-              s.warmup, s.repeats);
-          if (!ok) {
-            std::printf("grouped_gemm experts=%d total=%lld: cublasGemmGroupedBatchedEx failed, skipped\n", experts,
-                        total);
-            continue;
-          }
-          Record r{"grouped_gemm",
-                   "bf16",
-                   skewed ? "skewed" : "balanced",
-                   {{"n", n}, {"k", k}, {"experts", experts}, {"tokens", total}},
-                   launched,
-                   0,
-                   st};
-          w.write("grouped_gemm", r);
-        }
-  cublasDestroy(h);
+  DeviceBuffer dw(g * sizeof(void*)), dx(g * sizeof(void*)), dy(g * sizeof(void*));
+  CALIB_CUDA(cudaMemcpyAsync(dw.p, wp.data(), g * sizeof(void*), cudaMemcpyHostToDevice, st));
+  CALIB_CUDA(cudaMemcpyAsync(dx.p, xp.data(), g * sizeof(void*), cudaMemcpyHostToDevice, st));
+  CALIB_CUDA(cudaMemcpyAsync(dy.p, yp.data(), g * sizeof(void*), cudaMemcpyHostToDevice, st));
+  return timer_.time(
+      [&] {
+        CALIB_CUBLAS(cublasGemmGroupedBatchedEx(
+            h, ta.data(), tb.data(), m_arr.data(), n_arr.data(), k_arr.data(), alpha.data(), dw.as<const void*>(),
+            CUDA_R_16BF, lda.data(), dx.as<const void*>(), CUDA_R_16BF, ldb.data(), beta.data(), dy.as<void*>(),
+            CUDA_R_16BF, ldc.data(), g, group_size.data(), CUBLAS_COMPUTE_32F));
+      },
+      s.warmup, s.repeats);
 }
 
 }  // namespace calib

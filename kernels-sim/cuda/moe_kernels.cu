@@ -1,11 +1,16 @@
-// Memory-bound MoE steps, written here (straightforward, coalesced, 16-byte accesses where rows allow):
-//   permute      gather token rows into expert order by a routing map (T*top_k output rows)
-//   unpermute    weighted sum of each token's top_k expert outputs back into token order
+// STAND-INS for Transformer Engine's memory-bound MoE kernels, written here (straightforward, coalesced, 16-byte
+// accesses where rows allow). They are not TE's kernels, and every record and the provenance say so
+// (calib_plan.cpp); a fit of them is a lower bound for tuned production kernels.
+//   permute      gathers token rows into expert order: a true permutation of all T x top_k routed copies
+//                (each token routed to top_k distinct experts at random, copies sorted by expert)
+//   unpermute    probability-weighted sum of each token's top_k copies back into token order, through the
+//                inverse of that permutation
 //   router_topk  sigmoid or softmax over expert logits, then top-k, one warp per token
 //   rmsnorm      y = x / rms(x) * w, one block per token
 //   swiglu       y = silu(gate) * up over [T, 2F] -> [T, F]
 //   quantize_fp8 per-row 1x128 block scales (amax/448) and E4M3 values
-// All BF16 unless noted; the fitter's byte counts for each are in kernels-sim/kernels/fit/features.cpp.
+// BF16 unless noted; inputs are random. The fitter's byte counts are in kernels-sim/kernels/fit/features.cpp
+// (permute and unpermute: the step builder's count, kernels-sim/kernels/token_pass_bytes.hpp).
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 
@@ -13,28 +18,28 @@
 #include <numeric>
 #include <random>
 
-#include "calib_common.cuh"
+#include "calib_cuda.cuh"
 
 namespace calib {
 namespace {
 
 constexpr int kVec = 8;  // bf16 per 16-byte access
 
-__global__ void permute_kernel(const uint4* in, uint4* out, const int* src_row, int hidden_vec) {
-  const int row = blockIdx.x;
-  const uint4* s = in + static_cast<long long>(src_row[row]) * hidden_vec;
-  uint4* d = out + static_cast<long long>(row) * hidden_vec;
+__global__ void permute_kernel(const uint4* in, uint4* out, const int* src_token, int hidden_vec) {
+  const long long row = blockIdx.x;
+  const uint4* s = in + static_cast<long long>(src_token[row]) * hidden_vec;
+  uint4* d = out + row * hidden_vec;
   for (int i = threadIdx.x; i < hidden_vec; i += blockDim.x) d[i] = s[i];
 }
 
-__global__ void unpermute_kernel(const __nv_bfloat16* in, __nv_bfloat16* out, const int* pos, const float* weight,
+__global__ void unpermute_kernel(const __nv_bfloat16* in, __nv_bfloat16* out, const int* row_of, const float* prob,
                                  int hidden, int top_k) {
-  const int t = blockIdx.x;
+  const long long t = blockIdx.x;
   for (int h = threadIdx.x; h < hidden; h += blockDim.x) {
     float acc = 0;
     for (int j = 0; j < top_k; ++j)
-      acc += weight[t * top_k + j] * __bfloat162float(in[static_cast<long long>(pos[t * top_k + j]) * hidden + h]);
-    out[static_cast<long long>(t) * hidden + h] = __float2bfloat16(acc);
+      acc += prob[t * top_k + j] * __bfloat162float(in[static_cast<long long>(row_of[t * top_k + j]) * hidden + h]);
+    out[t * hidden + h] = __float2bfloat16(acc);
   }
 }
 
@@ -73,7 +78,7 @@ __global__ void router_topk_kernel(const float* logits, int* idx, float* weight,
       idx[warp * top_k + j] = best_e;
       weight[warp * top_k + j] = softmax ? best / sum : best;
     }
-    if (best_e % 32 == lane) score[best_e / 32] = -2.0f;  // taken
+    if (best_e >= 0 && best_e % 32 == lane) score[best_e / 32] = -2.0f;  // taken
   }
 }
 
@@ -126,111 +131,136 @@ __global__ void quantize_fp8_kernel(const __nv_bfloat16* x, __nv_fp8_e4m3* q, fl
   if (lane == 0) scale[blk] = s;
 }
 
-std::vector<int> routing_rows(long long tokens, int top_k, std::mt19937& rng) {
-  // A random routing, then sorted by expert: each output row reads a random earlier token.
-  std::vector<int> src(tokens * top_k);
-  std::uniform_int_distribution<int> pick(0, static_cast<int>(tokens) - 1);
-  for (auto& s : src) s = pick(rng);
-  return src;
+// A routing of every token to top_k distinct experts (uniform, fixed seed), its copies sorted by expert (stable):
+// src_token[row] is the token of permuted row `row`, and row_of[t * top_k + j] the row of token t's j-th copy.
+struct Routing {
+  std::vector<int> src_token, row_of;
+};
+
+Routing route(long long tokens, int top_k, int experts) {
+  std::mt19937 rng(1234);
+  std::vector<int> expert_ids(static_cast<std::size_t>(experts));
+  std::iota(expert_ids.begin(), expert_ids.end(), 0);
+  std::vector<int> expert_of(static_cast<std::size_t>(tokens * top_k));
+  for (long long t = 0; t < tokens; ++t)
+    for (int j = 0; j < top_k; ++j) {  // partial Fisher-Yates: the first top_k of a shuffle are distinct
+      std::uniform_int_distribution<int> pick(j, experts - 1);
+      std::swap(expert_ids[j], expert_ids[pick(rng)]);
+      expert_of[t * top_k + j] = expert_ids[j];
+    }
+  std::vector<int> copies(expert_of.size());
+  std::iota(copies.begin(), copies.end(), 0);
+  std::stable_sort(copies.begin(), copies.end(), [&](int a, int b) { return expert_of[a] < expert_of[b]; });
+  Routing r;
+  r.src_token.resize(copies.size());
+  r.row_of.resize(copies.size());
+  for (std::size_t row = 0; row < copies.size(); ++row) {
+    r.src_token[row] = copies[row] / top_k;
+    r.row_of[copies[row]] = static_cast<int>(row);
+  }
+  return r;
 }
+
+void upload(const DeviceBuffer& b, const std::vector<int>& v, cudaStream_t st) {
+  CALIB_CUDA(cudaMemcpyAsync(b.p, v.data(), v.size() * sizeof(int), cudaMemcpyHostToDevice, st));
+  CALIB_CUDA(cudaStreamSynchronize(st));  // v is pageable host memory owned by the caller
+}
+
+unsigned blocks_of(long long n) { return static_cast<unsigned>(n); }
 
 }  // namespace
 
-void run_moe_kernels(Writer& w, Timer& timer, const Settings& s) {
+Stats run_moe_case(Timer& timer, const Record& r, const Settings& s) {
   cudaStream_t st = timer.stream();
-  std::mt19937 rng(1234);
-  const std::vector<long long> token_counts =
-      s.quick ? std::vector<long long>{4096} : std::vector<long long>{1024, 4096, 16384};
-  const std::vector<int> hiddens = s.quick ? std::vector<int>{7168} : std::vector<int>{2048, 4096, 7168};
-  for (long long tokens : token_counts)
-    for (int hidden : hiddens)
-      for (int top_k : {2, 8}) {
-        const std::vector<int> src = routing_rows(tokens, top_k, rng);
-        DeviceBuffer in(tokens * hidden * 2), out(tokens * top_k * hidden * 2), map(src.size() * 4),
-            wts(src.size() * 4);
-        CALIB_CUDA(cudaMemcpy(map.p, src.data(), src.size() * 4, cudaMemcpyHostToDevice));
-        const Stats p = timer.time(
-            [&] {
-              permute_kernel<<<static_cast<unsigned>(tokens * top_k), 128, 0, st>>>(in.as<uint4>(), out.as<uint4>(),
-                                                                                    map.as<int>(), hidden / kVec);
-            },
-            s.warmup, s.repeats);
-        w.write("memory_bound",
-                {"permute", "bf16", "", {{"tokens", tokens}, {"hidden", hidden}, {"top_k", top_k}}, {}, 0, p});
-        // Unpermute reads the permuted rows back: position of (t, j) is a random row of the permuted buffer.
-        const Stats u = timer.time(
-            [&] {
-              unpermute_kernel<<<static_cast<unsigned>(tokens), 256, 0, st>>>(
-                  out.as<__nv_bfloat16>(), in.as<__nv_bfloat16>(), map.as<int>(), wts.as<float>(), hidden, top_k);
-            },
-            s.warmup, s.repeats);
-        w.write("memory_bound",
-                {"unpermute", "bf16", "", {{"tokens", tokens}, {"hidden", hidden}, {"top_k", top_k}}, {}, 0, u});
-      }
-  for (long long tokens : token_counts)
-    for (int experts : {64, 256})
-      for (bool softmax : {false, true}) {
-        const int top_k = 8;
-        DeviceBuffer logits(tokens * experts * 4), idx(tokens * top_k * 4), wts(tokens * top_k * 4);
-        const Stats r = timer.time(
-            [&] {
-              router_topk_kernel<<<static_cast<unsigned>((tokens * 32 + 255) / 256), 256, 0, st>>>(
-                  logits.as<float>(), idx.as<int>(), wts.as<float>(), static_cast<int>(tokens), experts, top_k,
-                  softmax);
-            },
-            s.warmup, s.repeats);
-        w.write("memory_bound", {"router_topk",
-                                 "fp32",
-                                 softmax ? "softmax" : "sigmoid",
-                                 {{"tokens", tokens}, {"experts", experts}, {"top_k", top_k}},
-                                 {},
-                                 0,
-                                 r});
-      }
-  for (long long tokens : token_counts)
-    for (int hidden : hiddens) {
-      DeviceBuffer x(tokens * hidden * 2), wt(hidden * 2), y(tokens * hidden * 2);
-      const Stats r = timer.time(
+  const auto bf16 = [](long long elements) { return static_cast<std::size_t>(elements) * 2; };
+  if (r.kernel == "permute" || r.kernel == "unpermute") {
+    const long long tokens = dim(r, "tokens"), hidden = dim(r, "hidden");
+    const int top_k = static_cast<int>(dim(r, "top_k")), experts = static_cast<int>(dim(r, "experts"));
+    if (hidden % kVec != 0) throw Failure("hidden must be a multiple of 8 (16-byte rows)");
+    if (top_k > experts) throw Failure("top_k exceeds experts");
+    const Routing routing = route(tokens, top_k, experts);
+    DeviceBuffer tok(bf16(tokens * hidden)), copies(bf16(tokens * top_k * hidden)),
+        map(routing.src_token.size() * sizeof(int)), prob(routing.src_token.size() * sizeof(float));
+    fill_random(tok, Fill::bf16, 5, st);
+    fill_random(copies, Fill::bf16, 6, st);
+    fill_random(prob, Fill::fp32, 7, st);
+    if (r.kernel == "permute") {
+      upload(map, routing.src_token, st);
+      return timer.time(
           [&] {
-            rmsnorm_kernel<<<static_cast<unsigned>(tokens), 256, 0, st>>>(x.as<__nv_bfloat16>(), wt.as<__nv_bfloat16>(),
-                                                                          y.as<__nv_bfloat16>(), hidden);
+            permute_kernel<<<blocks_of(tokens * top_k), 128, 0, st>>>(tok.as<uint4>(), copies.as<uint4>(),
+                                                                      map.as<int>(), static_cast<int>(hidden / kVec));
+            CALIB_LAUNCHED();
           },
           s.warmup, s.repeats);
-      w.write("memory_bound", {"rmsnorm", "bf16", "", {{"tokens", tokens}, {"hidden", hidden}}, {}, 0, r});
     }
-  for (long long tokens : token_counts)
-    for (int ffn : {2048, 4096, 18432}) {
-      DeviceBuffer gu(tokens * 2 * ffn * 2), o(tokens * ffn * 2);
-      const Stats r = timer.time(
-          [&] {
-            swiglu_kernel<<<4 * 132 * 8, 256, 0, st>>>(gu.as<__nv_bfloat16>(), o.as<__nv_bfloat16>(), tokens, ffn);
-          },
-          s.warmup, s.repeats);
-      w.write("memory_bound", {"swiglu", "bf16", "", {{"tokens", tokens}, {"ffn", ffn}}, {}, 0, r});
-    }
-  for (long long rows : token_counts)
-    for (int cols : {2048, 7168, 18432}) {
-      const long long blocks = rows * cols / 128;
-      DeviceBuffer x(rows * cols * 2), q(rows * cols), sc(blocks * 4);
-      const Stats r = timer.time(
-          [&] {
-            quantize_fp8_kernel<<<static_cast<unsigned>((blocks * 32 + 255) / 256), 256, 0, st>>>(
-                x.as<__nv_bfloat16>(), q.as<__nv_fp8_e4m3>(), sc.as<float>(), blocks);
-          },
-          s.warmup, s.repeats);
-      w.write("memory_bound", {"quantize_fp8", "fp8_e4m3", "block128", {{"rows", rows}, {"cols", cols}}, {}, 0, r});
-    }
-}
-
-void run_memcpy(Writer& w, Timer& timer, const Settings& s) {
-  for (long long mib : s.quick ? std::vector<long long>{64, 512} : std::vector<long long>{1, 4, 16, 64, 256, 1024}) {
-    const long long bytes = mib << 20;
-    DeviceBuffer a(bytes), b(bytes);
-    const Stats r =
-        timer.time([&] { CALIB_CUDA(cudaMemcpyAsync(b.p, a.p, bytes, cudaMemcpyDeviceToDevice, timer.stream())); },
-                   s.warmup, s.repeats);
-    w.write("memcpy", {"memcpy", "bytes", "d2d", {{"bytes", bytes}}, {}, 0, r});
+    upload(map, routing.row_of, st);
+    return timer.time(
+        [&] {
+          unpermute_kernel<<<blocks_of(tokens), 256, 0, st>>>(copies.as<__nv_bfloat16>(), tok.as<__nv_bfloat16>(),
+                                                              map.as<int>(), prob.as<float>(), static_cast<int>(hidden),
+                                                              top_k);
+          CALIB_LAUNCHED();
+        },
+        s.warmup, s.repeats);
   }
+  if (r.kernel == "router_topk") {
+    const long long tokens = dim(r, "tokens");
+    const int experts = static_cast<int>(dim(r, "experts")), top_k = static_cast<int>(dim(r, "top_k"));
+    if (experts > 32 * 16) throw Failure("router_topk stand-in handles at most 512 experts");
+    DeviceBuffer logits(static_cast<std::size_t>(tokens * experts) * 4),
+        idx(static_cast<std::size_t>(tokens * top_k) * 4), wts(static_cast<std::size_t>(tokens * top_k) * 4);
+    fill_random(logits, Fill::fp32, 8, st);
+    const bool softmax = r.variant == "softmax";
+    return timer.time(
+        [&] {
+          router_topk_kernel<<<blocks_of((tokens * 32 + 255) / 256), 256, 0, st>>>(
+              logits.as<float>(), idx.as<int>(), wts.as<float>(), static_cast<int>(tokens), experts, top_k, softmax);
+          CALIB_LAUNCHED();
+        },
+        s.warmup, s.repeats);
+  }
+  if (r.kernel == "rmsnorm") {
+    const long long tokens = dim(r, "tokens"), hidden = dim(r, "hidden");
+    DeviceBuffer x(bf16(tokens * hidden)), w(bf16(hidden)), y(bf16(tokens * hidden));
+    fill_random(x, Fill::bf16, 9, st);
+    fill_random(w, Fill::bf16, 10, st);
+    return timer.time(
+        [&] {
+          rmsnorm_kernel<<<blocks_of(tokens), 256, 0, st>>>(x.as<__nv_bfloat16>(), w.as<__nv_bfloat16>(),
+                                                            y.as<__nv_bfloat16>(), static_cast<int>(hidden));
+          CALIB_LAUNCHED();
+        },
+        s.warmup, s.repeats);
+  }
+  if (r.kernel == "swiglu") {
+    const long long tokens = dim(r, "tokens"), ffn = dim(r, "ffn");
+    DeviceBuffer gu(bf16(tokens * 2 * ffn)), o(bf16(tokens * ffn));
+    fill_random(gu, Fill::bf16, 11, st);
+    return timer.time(
+        [&] {
+          swiglu_kernel<<<4 * 132 * 8, 256, 0, st>>>(gu.as<__nv_bfloat16>(), o.as<__nv_bfloat16>(), tokens,
+                                                     static_cast<int>(ffn));
+          CALIB_LAUNCHED();
+        },
+        s.warmup, s.repeats);
+  }
+  if (r.kernel == "quantize_fp8") {
+    const long long rows = dim(r, "rows"), cols = dim(r, "cols");
+    if (cols % 128 != 0) throw Failure("cols must be a multiple of 128 (1x128 blocks)");
+    const long long blocks = rows * cols / 128;
+    DeviceBuffer x(bf16(rows * cols)), q(static_cast<std::size_t>(rows * cols)),
+        sc(static_cast<std::size_t>(blocks) * 4);
+    fill_random(x, Fill::bf16, 12, st);
+    return timer.time(
+        [&] {
+          quantize_fp8_kernel<<<blocks_of((blocks * 32 + 255) / 256), 256, 0, st>>>(
+              x.as<__nv_bfloat16>(), q.as<__nv_fp8_e4m3>(), sc.as<float>(), blocks);
+          CALIB_LAUNCHED();
+        },
+        s.warmup, s.repeats);
+  }
+  throw Failure("no stand-in kernel for \"" + r.kernel + "\"");
 }
 
 }  // namespace calib

@@ -11,13 +11,15 @@
 //                                           for the window and always falls back
 //   MemoryBound   by name: rmsnorm, q_norm, kv_norm, final_norm, mtp_norms -> "rmsnorm/bf16";
 //                 swiglu, shared_swiglu -> "swiglu/bf16"; permute -> "permute/bf16"; unpermute ->
-//                 "unpermute/bf16"; router_topk -> "router_topk/fp32"; quantize -> "quantize_fp8/fp8_e4m3";
-//                 memcpy -> "memcpy/bytes". Every other name (all *_bwd kernels, rope, embedding,
-//                 cross_entropy, router_bwd, adam) falls back.
+//                 "unpermute/bf16"; quantize -> "quantize_fp8/fp8_e4m3"; memcpy -> "memcpy/bytes". Every
+//                 other name (all *_bwd kernels, rope, embedding, cross_entropy, router_topk, router_bwd,
+//                 adam) falls back; router_topk because the builder's stands for the whole fused router.
 // dtype names are the calibration records' (kernels-sim/data/README.md): bf16 -> "bf16", fp8 -> "fp8_tensor",
 // fp8_block -> "fp8_block128" on Hopper and "mxfp8" on Blackwell(-Ultra); fp4 has no fit family (falls back).
-// Attention families measured with the SIMT reference kernel are "attention_fwd/bf16_reference" and are never
-// used: they are not the FlashAttention/cuDNN kernels a training step runs.
+// Families the simulator never looks up stay in a fit file as data: FP8 GEMMs with fast accumulation
+// ("gemm/fp8_tensor+fast_accum"; the simulator's FP8 GEMMs use the split-accumulation family, Transformer Engine's
+// choice for dgrad and wgrad), PyTorch's FlashAttention-2 ("attention_*/bf16_fa2"); "*_reference" families are
+// never fitted at all.
 //
 // Evaluation: the kernel is turned into a calibration record of the fit's GPU and priced with the fitter's own
 // feature_vector() and FamilyFit::predict_us(), so a covered kernel gets exactly the fit's prediction, except

@@ -41,7 +41,7 @@ void add_memory_command(CLI::App& app, Context& ctx) {
       j["usable_GiB"] = est.usable_bytes / kGiB;
       j["fits"] = est.fits();
       auto ranks = nlohmann::ordered_json::array();
-      for (const auto& b : est.ranks)
+      for (const auto& b : est.ranks) {
         ranks.push_back({{"pp_rank", b.pp_rank},
                          {"dense_params", b.dense_params},
                          {"expert_params", b.expert_params},
@@ -54,6 +54,12 @@ void add_memory_command(CLI::App& app, Context& ctx) {
                          {"buffers_GiB", b.buffers / kGiB},
                          {"fragmentation_GiB", b.fragmentation / kGiB},
                          {"total_GiB", b.total() / kGiB}});
+        // Zero-bubble schedules only: W passes pending at the peak and what they keep (in activations_GiB).
+        if (b.pending_wgrad_units > 0) {
+          ranks.back()["pending_wgrad_chunks"] = b.pending_wgrad_units;
+          ranks.back()["wgrad_retained_GiB"] = b.wgrad_retained / kGiB;
+        }
+      }
       j["ranks"] = ranks;
       ctx.out << j.dump(2) << "\n";
     } else {

@@ -16,9 +16,11 @@
 #include "model/model_loader.hpp"
 #include "predict/dataset_rules.hpp"
 #include "predict/param_fit.hpp"
+#include "predict/ranking.hpp"
 #include "predict/recipe_settings.hpp"
 #include "predict/validation.hpp"
 #include "report/chrome_trace.hpp"
+#include "report/ranking_report.hpp"
 #include "report/step_report.hpp"
 #include "report/validation_report.hpp"
 #include "topology/system_catalog.hpp"
@@ -84,6 +86,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     std::string kernel_model = "auto";
     std::string explain;
     bool ladder = false;
+    bool ranking = false;
     std::string trace;
     std::string fit;
     std::string recipes;
@@ -100,6 +103,9 @@ void add_validate_command(CLI::App& app, Context& ctx) {
   sub->add_flag("--ladder", args->ladder,
                 "Also read consecutive rows as optimisation-ladder steps and say whether each predicted change has the "
                 "measured direction");
+  sub->add_flag("--ranking", args->ranking,
+                "Also group rows that differ only in their layout (or share a `group` cell) and report per group the "
+                "Kendall tau-b of measured vs predicted order and the |error| (predict/ranking.hpp)");
   sub->add_option("--explain", args->explain,
                   "Predict one row (by id) and print its full step report: breakdown, memory, layout");
   sub->add_option("--fit", args->fit,
@@ -159,8 +165,13 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     for (const auto& f : filled) context.recipe_fills.push_back({f.id, f.column, f.value});
     context.recipes_file = std::filesystem::path(recipes).filename().string();
     if (args->ladder) context.ladder = predict::ladder_steps(result);
-    ctx.out << (args->json ? report::validation_json(result, context)
-                           : report::validation_text(result, context, args->markdown));
+    std::string out = args->json ? report::validation_json(result, context)
+                                 : report::validation_text(result, context, args->markdown);
+    if (args->ranking) {
+      const auto ranking = predict::rank_groups(result);
+      out = args->json ? report::with_ranking_json(out, ranking) : out + report::to_text(ranking);
+    }
+    ctx.out << out;
   });
 }
 

@@ -77,6 +77,7 @@ Json convert(FieldKind kind, const std::string& v) {
       return layout::cuda_graph_text(g.mode, g.scopes);
     }
     case FieldKind::grouped_gemm: return std::string(layout::to_string(layout::parse_grouped_gemm(v)));
+    case FieldKind::schedule: return std::string(layout::to_string(layout::parse_schedule(v)));
     case FieldKind::dtype: return std::string(layout::to_string(layout::parse_dtype(v)));
     case FieldKind::recompute: return layout::parse_recompute(v).to_string();
     case FieldKind::te_version: return layout::to_string(layout::parse_te_version(v));

@@ -1,11 +1,53 @@
 #include "layout/feasibility.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "layout/pipeline_layout.hpp"
+#include "layout/schedule_counts.hpp"
 
 namespace moesim::layout {
 namespace {
 std::string s(long long v) { return std::to_string(v); }
+
+// What each pipeline schedule needs of the pipeline (layout/schedule_counts.hpp names their sources). `sized`:
+// the micro-batch count can be computed (the world divides).
+std::vector<std::string> schedule_problems(const Layout& l, bool sized) {
+  std::vector<std::string> out;
+  const Schedule sch = l.schedule;
+  if (sch == Schedule::auto_) return out;
+  const std::string name = "schedule " + std::string(to_string(sch));
+  const int m = sized ? l.num_microbatches() : 0;
+  const bool megatron = sch == Schedule::one_f_one_b || sch == Schedule::interleaved;
+  if (sch == Schedule::one_f_one_b && l.vpp != 1)
+    out.push_back(name + " runs one chunk per rank, but vpp=" + s(l.vpp) + " (use interleaved)");
+  if (sch == Schedule::interleaved && l.vpp < 2) out.push_back(name + " needs vpp >= 2 chunks per rank");
+  if (!megatron && l.pp < 2) out.push_back(name + " needs a pipeline (pp >= 2), got pp=" + s(l.pp));
+  if ((sch == Schedule::zb_h1 || sch == Schedule::dualpipe) && l.vpp != 1)
+    out.push_back(name + " needs vpp=1" +
+                  (sch == Schedule::dualpipe ? " (each rank holds a stage of each of two model copies)" : "") +
+                  ", got vpp=" + s(l.vpp));
+  if ((sch == Schedule::zbv || sch == Schedule::dualpipev) && l.vpp != 2)
+    out.push_back(name + " needs vpp=2 (two chunks per rank in a V), got vpp=" + s(l.vpp));
+  // torch ScheduleInterleavedZeroBubble: "Zero bubble requires the microbatch count to be a multiple of the round
+  // count", rounds = max(1, m / pp).
+  if (sch == Schedule::interleaved_zb && m > 0 && m % std::max(1, m / l.pp) != 0)
+    out.push_back(name + " needs the micro-batches (" + s(m) + ") to be a multiple of its rounds, max(1, m/pp)=" +
+                  s(std::max(1, m / l.pp)) + " (torch ScheduleInterleavedZeroBubble)");
+  // deepseek-ai/DualPipe dualpipe.py: "num_ranks % 2 == 0" and "num_chunks >= num_ranks * 2", chunks split in
+  // halves; ScheduleDualPipeV: at least as many micro-batches as its 2pp stages.
+  if (sch == Schedule::dualpipe && l.pp % 2 != 0)
+    out.push_back(name +
+                  " needs an even number of pipeline stages (two directions meet in the middle), got pp=" + s(l.pp));
+  if ((sch == Schedule::dualpipe || sch == Schedule::dualpipev) && sized && m < 2 * l.pp)
+    out.push_back(name + " needs at least 2 x pp=" + s(2 * l.pp) + " micro-batches, got " + s(m));
+  if (sch == Schedule::dualpipe && sized && m % 2 != 0)
+    out.push_back(name + " needs an even number of micro-batches (half go each way), got " + s(m));
+  if (l.a2a_overlap && !megatron)
+    out.push_back("a2a_overlap is Megatron's combined 1F1B (1f1b or interleaved); " + name +
+                  (overlaps_chunk_pairs(sch) ? " overlaps its own forward/backward chunk pairs" : " does not run it"));
+  return out;
+}
 }  // namespace
 
 std::vector<std::string> feasibility_problems(const Layout& l, const ModelFacts& f) {
@@ -90,6 +132,8 @@ std::vector<std::string> feasibility_problems(const Layout& l, const ModelFacts&
                     (f.clamped_or_biased_experts ? " for clamped or biased experts" : "") + ", got " +
                     to_string(l.te_version));
   }
+
+  for (auto& p : schedule_problems(l, attn_ok)) out.push_back(std::move(p));
 
   // 1F1B all-to-all overlap prerequisites (Megatron arguments.py asserts for overlap_moe_expert_parallel_comm).
   if (l.a2a_overlap) {

@@ -46,6 +46,19 @@ const NameTable<GroupedGemm>& grouped_gemm_table() {
                                            {"fused-mlp", GroupedGemm::fused_mlp}};
   return t;
 }
+const NameTable<Schedule>& schedule_table() {
+  static const NameTable<Schedule> t = {{"auto", Schedule::auto_},
+                                        {"1f1b", Schedule::one_f_one_b},
+                                        {"interleaved", Schedule::interleaved},
+                                        {"zb-h1", Schedule::zb_h1},
+                                        {"interleaved-zb", Schedule::interleaved_zb},
+                                        {"zbv", Schedule::zbv},
+                                        {"dualpipe", Schedule::dualpipe},
+                                        {"dualpipev", Schedule::dualpipev},
+                                        {"interleaved-1f1b", Schedule::interleaved},
+                                        {"zb1p", Schedule::zb_h1}};
+  return t;
+}
 const NameTable<GraphScope>& graph_scope_table() {
   static const NameTable<GraphScope> t = {{"attn", GraphScope::attn},
                                           {"mlp", GraphScope::mlp},
@@ -163,6 +176,7 @@ std::string_view to_string(Precision p) { return name_of(precision_table(), p); 
 std::string_view to_string(Dispatcher d) { return name_of(dispatcher_table(), d); }
 std::string_view to_string(CudaGraph g) { return name_of(cuda_graph_table(), g); }
 std::string_view to_string(GroupedGemm g) { return name_of(grouped_gemm_table(), g); }
+std::string_view to_string(Schedule s) { return name_of(schedule_table(), s); }
 std::string_view to_string(Dtype d) { return name_of(dtype_table(), d); }
 std::string_view to_string(RecomputeGranularity g) { return name_of(granularity_table(), g); }
 std::string_view to_string(RecomputeMethod m) { return name_of(method_table(), m); }
@@ -211,6 +225,12 @@ GroupedGemm parse_grouped_gemm(std::string_view text) {
   for (char& c : key)
     if (c == '_') c = '-';
   return lookup(grouped_gemm_table(), "grouped_gemm", text, key);
+}
+Schedule parse_schedule(std::string_view text) {
+  std::string key = normalise(text);
+  for (char& c : key)
+    if (c == '_') c = '-';
+  return lookup(schedule_table(), "schedule", text, key);
 }
 Dtype parse_dtype(std::string_view text) { return lookup(dtype_table(), "dtype", text, normalise(text)); }
 RecomputeModule parse_recompute_module(std::string_view text) {

@@ -55,6 +55,13 @@ struct CudaGraphSetting {
 // (which needs the graph-safe, sync-free grouped path), else per_expert.
 enum class GroupedGemm { auto_, per_expert, fused, fused_mlp };
 
+// Pipeline schedule (layout field "schedule"; src/workload/README.md "Schedules" names each one's source).
+// auto_ = Megatron's choice by vpp: 1F1B (vpp = 1) or interleaved 1F1B. zb_h1: Qi et al.'s ZB-H1 (1F1B with the
+// weight gradients split off and deferred; 1F1B's memory). interleaved_zb, zbv: torch.distributed.pipelining's
+// ScheduleInterleavedZeroBubble and ScheduleZBVZeroBubble (V-shaped, vpp = 2). dualpipe: DeepSeek-V3's
+// bidirectional DualPipe (two model copies per rank, vpp = 1). dualpipev: its V-shaped one-copy variant (vpp = 2).
+enum class Schedule { auto_, one_f_one_b, interleaved, zb_h1, interleaved_zb, zbv, dualpipe, dualpipev };
+
 // Number formats of gradients reduced across data parallelism and of Adam's moments (moe-modeling.md §3.1).
 enum class Dtype { bf16, fp32 };
 
@@ -107,6 +114,12 @@ struct Layout {
   std::uint32_t cuda_graph_scopes = kDefaultGraphScopes;  // GraphScope bits captured when cuda_graph is partial
   GroupedGemm grouped_gemm = GroupedGemm::auto_;
   bool a2a_overlap = false;  // Megatron --overlap-moe-expert-parallel-comm (1F1B EP all-to-all overlap)
+  Schedule schedule = Schedule::auto_;
+  // Megatron --delay-wgrad-compute: an MoE layer's backward issues its dispatch-gradient all-to-all before the
+  // experts' and shared expert's weight-gradient GEMMs, which then hide it (Megatron's combined 1F1B,
+  // TransformerLayerSchedulePlan.run: mlp.backward_dw). Unset = on, as moesim has always emitted it (the
+  // A2A-overlap recipes of the validation tables all set it); false = the all-to-all waits for those GEMMs.
+  std::optional<bool> delay_wgrad;
   // Megatron --tp-comm-overlap (Transformer Engine userbuffers): the sequence-parallel all-gathers and
   // reduce-scatters are cut into tp chunks pipelined with the GEMMs that consume or produce them. Needs
   // sequence parallelism (Megatron asserts it).
@@ -182,6 +195,7 @@ std::string_view to_string(Precision p);
 std::string_view to_string(Dispatcher d);
 std::string_view to_string(CudaGraph g);
 std::string_view to_string(GroupedGemm g);
+std::string_view to_string(Schedule s);
 std::string_view to_string(Dtype d);
 std::string_view to_string(RecomputeGranularity g);
 std::string_view to_string(RecomputeMethod m);
@@ -199,6 +213,7 @@ CudaGraph parse_cuda_graph(std::string_view text);
 CudaGraphSetting parse_cuda_graph_setting(std::string_view text);
 std::string cuda_graph_text(CudaGraph mode, std::uint32_t scopes);
 GroupedGemm parse_grouped_gemm(std::string_view text);
+Schedule parse_schedule(std::string_view text);
 Dtype parse_dtype(std::string_view text);
 RecomputeModule parse_recompute_module(std::string_view text);
 RecomputeMethod parse_recompute_method(std::string_view text);

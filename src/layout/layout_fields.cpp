@@ -33,6 +33,12 @@ const std::vector<LayoutField>& layout_fields() {
        "(TE's fused grouped MLP, activation in the GEMM epilogues; MXFP8)"},
       {"a2a_overlap", "overlap_moe_expert_parallel_comm", K::boolean, K::boolean,
        "Overlap the EP all-to-all with another micro-batch's compute (1F1B A2A overlap)"},
+      {"schedule", "", K::schedule, K::schedule,
+       "Pipeline schedule: auto (1f1b, or interleaved with vpp > 1) | 1f1b | interleaved | zb-h1 | interleaved-zb | "
+       "zbv | dualpipe | dualpipev"},
+      {"delay_wgrad", "delay_wgrad_compute", K::boolean, K::boolean,
+       "MoE backward: issue the dispatch-gradient all-to-all before the experts' weight-gradient GEMMs (Megatron "
+       "--delay-wgrad-compute; default on)"},
       {"tp_comm_overlap", "", K::boolean, K::boolean,
        "Overlap the sequence-parallel TP collectives with their GEMMs (TE userbuffers; needs sequence parallelism)"},
       {"mtp", "mtp_num_layers", K::non_negative_int, K::non_negative_int, "MTP layers used (0 or 1)"},
@@ -146,6 +152,8 @@ void set_layout_field(Layout& l, const LayoutField& f, std::string_view text) {
     case FieldKind::boolean:
       if (f.key == "sequence_parallel")
         l.sequence_parallel = boolean_text(text);
+      else if (f.key == "delay_wgrad")
+        l.delay_wgrad = boolean_text(text);
       else
         boolean_member(l, f.key) = boolean_text(text);
       return;
@@ -158,6 +166,7 @@ void set_layout_field(Layout& l, const LayoutField& f, std::string_view text) {
       return;
     }
     case FieldKind::grouped_gemm: l.grouped_gemm = parse_grouped_gemm(text); return;
+    case FieldKind::schedule: l.schedule = parse_schedule(text); return;
     case FieldKind::dtype:
       if (f.key == "grad_reduce_dtype")
         l.grad_reduce_dtype = parse_dtype(text);

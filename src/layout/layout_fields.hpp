@@ -19,6 +19,7 @@ enum class FieldKind {
   dispatcher,
   cuda_graph,
   grouped_gemm,
+  schedule,
   dtype,
   recompute,        // the recompute text of layout.hpp parse_recompute
   pp_layout,        // a pipeline layout string

@@ -176,7 +176,9 @@ PipelineLayout resolve(const Layout& layout, const ModelFacts& facts, std::vecto
     problems.push_back("pp_layout \"" + layout.pp_layout + "\": " + e.what());
     return {};
   }
-  for (auto& m : check_pipeline_layout(p, layout.pp, layout.vpp, facts.num_layers, layout.mtp)) problems.push_back(m);
+  const bool megatron_placement = stage_placement(resolve_schedule(layout)) == StagePlacement::interleaved;
+  for (auto& m : check_pipeline_layout(p, layout.pp, layout.vpp, facts.num_layers, layout.mtp, megatron_placement))
+    problems.push_back(m);
   return p;
 }
 
@@ -225,7 +227,8 @@ PipelineLayout parse_pipeline_layout(std::string_view text) {
   return p;
 }
 
-std::vector<std::string> check_pipeline_layout(const PipelineLayout& p, int pp, int vpp, int num_layers, int mtp) {
+std::vector<std::string> check_pipeline_layout(const PipelineLayout& p, int pp, int vpp, int num_layers, int mtp,
+                                               bool megatron_placement) {
   std::vector<std::string> problems;
   const int stages = static_cast<int>(p.stages.size());
   const bool count_ok = stages == pp * vpp;
@@ -265,7 +268,7 @@ std::vector<std::string> check_pipeline_layout(const PipelineLayout& p, int pp, 
     }
   if (t_after_m) problems.push_back("pp_layout has a decoder layer (t) after an MTP layer (m)");
   if (m_stages.size() > 1) problems.push_back("pp_layout spreads the MTP layers (m) over more than one virtual stage");
-  if (m_stages.size() == 1 && count_ok && pp >= 1) {
+  if (m_stages.size() == 1 && count_ok && pp >= 1 && megatron_placement) {
     const int s = m_stages.front();
     if (s / pp != vpp - 1)
       problems.push_back("the MTP layers (m) sit in virtual stage " + std::to_string(s) +
@@ -283,9 +286,11 @@ int StageAssignment::layers_on_rank(int pp_rank) const {
 
 PipelineLayout StageAssignment::as_pipeline_layout() const {
   PipelineLayout p;
-  p.stages.resize(static_cast<std::size_t>(pp * vpp));
+  const int copies = placement == StagePlacement::bidirectional ? 2 : 1;
+  p.stages.resize(static_cast<std::size_t>(pp * vpp / copies));
   for (const auto& rank : ranks)
     for (const auto& c : rank) {
+      if (c.copy > 0) continue;  // DualPipe's second copy holds the same stages
       auto& items = p.stages.at(static_cast<std::size_t>(c.virtual_stage));
       if (c.has_embedding) items.push_back(StageItem::embedding);
       items.insert(items.end(), c.layers.size(), StageItem::layer);
@@ -306,21 +311,30 @@ StageAssignment assign_stages(const Layout& layout, const ModelFacts& facts) {
   const PipelineLayout p = resolve(layout, facts, problems);
   if (!problems.empty()) throw InfeasibleError(join_lines(problems));
 
+  // Each model stage goes to the chunk the schedule's placement names, once per model copy (DualPipe: twice).
+  const Schedule schedule = resolve_schedule(layout);
   StageAssignment a;
   a.pp = layout.pp;
-  a.vpp = layout.vpp;
+  a.vpp = chunks_per_rank(schedule, layout.vpp);
+  a.placement = stage_placement(schedule);
   a.ranks.assign(static_cast<std::size_t>(a.pp), std::vector<ChunkAssignment>(static_cast<std::size_t>(a.vpp)));
   int next_layer = 0, next_mtp = 0;
-  for (int s = 0; s < a.pp * a.vpp; ++s) {
-    ChunkAssignment& c = a.ranks[static_cast<std::size_t>(s % a.pp)][static_cast<std::size_t>(s / a.pp)];
-    c.virtual_stage = s;
+  for (int s = 0; s < layout.pp * layout.vpp; ++s) {
+    ChunkAssignment stage;
+    stage.virtual_stage = s;
     for (StageItem it : p.stages[static_cast<std::size_t>(s)]) {
       switch (it) {
-        case StageItem::embedding: c.has_embedding = true; break;
-        case StageItem::loss: c.has_loss = true; break;
-        case StageItem::layer: c.layers.push_back(next_layer++); break;
-        case StageItem::mtp: c.mtp_layers.push_back(next_mtp++); break;
+        case StageItem::embedding: stage.has_embedding = true; break;
+        case StageItem::loss: stage.has_loss = true; break;
+        case StageItem::layer: stage.layers.push_back(next_layer++); break;
+        case StageItem::mtp: stage.mtp_layers.push_back(next_mtp++); break;
       }
+    }
+    for (int copy = 0; copy < model_copies(schedule); ++copy) {
+      const StageSlot at = slot_of(a.placement, a.pp, a.vpp, {copy, s});
+      ChunkAssignment& c = a.ranks[static_cast<std::size_t>(at.rank)][static_cast<std::size_t>(at.chunk)];
+      c = stage;
+      c.copy = copy;
     }
   }
   return a;

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "layout/schedule_counts.hpp"
+
 namespace moesim::layout {
 
 struct Layout;
@@ -36,11 +38,15 @@ PipelineLayout parse_pipeline_layout(std::string_view text);
 // Megatron's rules for a parsed layout against the job and the model; one message per broken rule:
 // stage count == pp*vpp; exactly one E, first; exactly one L, last; count of t == num_layers; count of m ==
 // mtp; no t after an m; all m in one virtual stage, the last chunk of its rank, not on pp rank 0 when pp > 1.
-std::vector<std::string> check_pipeline_layout(const PipelineLayout& layout, int pp, int vpp, int num_layers, int mtp);
+// `megatron_placement` false (the V and DualPipe placements of layout/schedule_counts.hpp, whose last stage sits on
+// rank 0 or on chunk 0): the two MTP placement rules tied to Megatron's round-robin placement are not checked.
+std::vector<std::string> check_pipeline_layout(const PipelineLayout& layout, int pp, int vpp, int num_layers, int mtp,
+                                               bool megatron_placement = true);
 
 // What one virtual stage (one chunk of one pp rank) holds.
 struct ChunkAssignment {
-  int virtual_stage = 0;        // chunk * pp + pp_rank
+  int virtual_stage = 0;        // the model stage: chunk * pp + pp_rank under Megatron's placement
+  int copy = 0;                 // which model copy (DualPipe's second copy: 1)
   std::vector<int> layers;      // 0-based decoder layer indices, ascending
   std::vector<int> mtp_layers;  // 0-based MTP layer indices
   bool has_embedding = false;
@@ -50,8 +56,9 @@ struct ChunkAssignment {
 
 struct StageAssignment {
   int pp = 1;
-  int vpp = 1;
-  std::vector<std::vector<ChunkAssignment>> ranks;  // [pp_rank][chunk]
+  int vpp = 1;  // chunks per rank: the layout's vpp, 2 for DualPipe (one per model copy)
+  StagePlacement placement = StagePlacement::interleaved;  // where each stage sits (layout/schedule_counts.hpp)
+  std::vector<std::vector<ChunkAssignment>> ranks;         // [pp_rank][chunk]
 
   const ChunkAssignment& chunk(int pp_rank, int chunk_index) const { return ranks.at(pp_rank).at(chunk_index); }
   int layers_on_rank(int pp_rank) const;

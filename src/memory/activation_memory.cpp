@@ -1,5 +1,7 @@
 #include "memory/activation_memory.hpp"
 
+#include <algorithm>
+
 namespace moesim::memory {
 namespace {
 using layout::RecomputeModule;
@@ -95,13 +97,78 @@ std::vector<SavedTensor> saved_tensors(const model::ModelSpec& spec, bool moe_la
   return out;
 }
 
-double layer_activation_bytes(const model::ModelSpec& spec, bool moe_layer, const layout::Layout& layout) {
+namespace {
+double bytes_on_gpu(const std::vector<SavedTensor>& tensors, const layout::Layout& layout) {
   const double tokens = static_cast<double>(layout.mbs) * layout.seq / layout.cp;
   const bool sp = layout.uses_sequence_parallel();
   double bytes = 0;
-  for (const auto& t : saved_tensors(spec, moe_layer, layout))
-    bytes += t.bytes_per_token * tokens / ((t.tp_sharded || sp) ? layout.tp : 1);
+  for (const auto& t : tensors) bytes += t.bytes_per_token * tokens / ((t.tp_sharded || sp) ? layout.tp : 1);
   return bytes;
+}
+
+// One weight GEMM per token: elements in and out; whether its input (a norm output) is replicated over TP without
+// SP, and whether its output is (a row-parallel projection back to the hidden size).
+struct WeightGemm {
+  const char* name;
+  double in, out;
+  bool in_replicated, out_replicated;
+};
+
+void add_gemm(std::vector<SavedTensor>& out, const WeightGemm& g, double in_bytes) {
+  add(out, std::string(g.name) + " input", in_bytes * g.in, !g.in_replicated);
+  add(out, std::string(g.name) + " output gradient", kBf16 * g.out, !g.out_replicated);
+}
+}  // namespace
+
+std::vector<SavedTensor> wgrad_retained_tensors(const model::ModelSpec& m, bool moe_layer, const layout::Layout& l) {
+  std::vector<SavedTensor> out;
+  const double lin = fp8_linears(l) ? kFp8Saved : kBf16;
+  const double h = static_cast<double>(m.hidden_size);
+  const auto& a = m.attention;
+  const double nh = static_cast<double>(a.num_attention_heads);
+  std::vector<WeightGemm> gemms;
+  if (a.kind == model::AttentionKind::mla) {
+    const double ql = static_cast<double>(a.q_lora_rank), kvl = static_cast<double>(a.kv_lora_rank);
+    const double qk = static_cast<double>(a.qk_nope_head_dim), qr = static_cast<double>(a.qk_rope_head_dim);
+    const double vh = static_cast<double>(a.v_head_dim);
+    gemms = {{"q_down", h, ql, true, true},
+             {"kv_down", h, kvl + qr, true, true},
+             {"q_up", ql, nh * (qk + qr), true, false},
+             {"kv_up", kvl, nh * (qk + vh), true, false},
+             {"o_proj", nh * vh, h, false, true}};
+  } else {
+    const double q = nh * static_cast<double>(a.head_dim);
+    const double kv = static_cast<double>(a.num_query_groups * a.head_dim);
+    gemms = {{"qkv", h, q + 2 * kv, true, false}, {"o_proj", q, h, false, true}};
+  }
+  const double gated = m.ffn.activation == model::Activation::swiglu ? 2.0 : 1.0;
+  if (moe_layer) {
+    const std::int64_t t_rank = static_cast<std::int64_t>(l.mbs) * l.seq / std::max(1, l.cp * l.tp);
+    const double k = static_cast<double>(m.moe.top_k) * l.routed_copies_scale(t_rank, m.moe.top_k, m.moe.num_experts);
+    const double f = static_cast<double>(m.moe.expert_ffn_hidden_size);
+    gemms.push_back({"router", h, static_cast<double>(m.moe.num_experts), true, true});
+    gemms.push_back({"expert fc1", k * h, k * gated * f, false, false});
+    gemms.push_back({"expert fc2", k * f, k * h, false, false});
+    if (m.moe.num_shared_experts > 0) {
+      const double fs = static_cast<double>(m.moe.num_shared_experts * m.moe.shared_expert_ffn_hidden_size);
+      gemms.push_back({"shared expert fc1", h, gated * fs, true, false});
+      gemms.push_back({"shared expert fc2", fs, h, false, true});
+    }
+  } else {
+    const double f = static_cast<double>(m.ffn.ffn_hidden_size);
+    gemms.push_back({"fc1", h, gated * f, true, false});
+    gemms.push_back({"fc2", f, h, false, true});
+  }
+  for (const auto& g : gemms) add_gemm(out, g, lin);
+  return out;
+}
+
+double layer_activation_bytes(const model::ModelSpec& spec, bool moe_layer, const layout::Layout& layout) {
+  return bytes_on_gpu(saved_tensors(spec, moe_layer, layout), layout);
+}
+
+double layer_wgrad_retained_bytes(const model::ModelSpec& spec, bool moe_layer, const layout::Layout& layout) {
+  return bytes_on_gpu(wgrad_retained_tensors(spec, moe_layer, layout), layout);
 }
 
 }  // namespace moesim::memory

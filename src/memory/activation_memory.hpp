@@ -29,4 +29,14 @@ std::vector<SavedTensor> saved_tensors(const model::ModelSpec& spec, bool moe_la
 // (mbs*seq/cp tokens; tp-sharded tensors also / tp, which sequence parallelism extends to every tensor).
 double layer_activation_bytes(const model::ModelSpec& spec, bool moe_layer, const layout::Layout& layout);
 
+// What a weight-gradient (W) pass deferred past its backward keeps per token (zero-bubble schedules): the input of
+// every weight GEMM of the layer (the attention projections, the router, the routed experts' top_k copies, the
+// shared expert or dense MLP), at the linears' saved precision, and the BF16 gradient of each GEMM's output, which
+// the B pass computed. Recompute does not shrink it: a recomputed input must live until its W. Per tensor as
+// saved_tensors, so layer_activation_bytes' sharding applies.
+std::vector<SavedTensor> wgrad_retained_tensors(const model::ModelSpec& spec, bool moe_layer,
+                                                const layout::Layout& layout);
+// Bytes one layer's pending W keeps per micro-batch on one GPU (as layer_activation_bytes).
+double layer_wgrad_retained_bytes(const model::ModelSpec& spec, bool moe_layer, const layout::Layout& layout);
+
 }  // namespace moesim::memory

@@ -54,11 +54,12 @@ UnitParams unit_params_per_gpu(const model::ModelSpec& spec, const layout::Layou
   return u;
 }
 
-int inflight_chunks(const layout::Layout& l, int pp_rank) {
-  const int total = l.num_microbatches() * l.vpp;
-  const int warmup = layout::warmup_forwards(l.pp, l.vpp, pp_rank, l.a2a_overlap);
-  return std::max(1, std::min(warmup + 1, total));
+layout::RankScheduleCounts schedule_counts_of(const layout::Layout& l, int pp_rank) {
+  return layout::schedule_counts(layout::resolve_schedule(l), l.pp, l.vpp, l.num_microbatches(), pp_rank,
+                                 l.a2a_overlap);
 }
+
+int inflight_chunks(const layout::Layout& l, int pp_rank) { return schedule_counts_of(l, pp_rank).peak_inflight; }
 
 MemoryEstimate estimate_memory(const model::ModelSpec& spec, const layout::Layout& l,
                                const layout::StageAssignment& stages, double usable_hbm_bytes,
@@ -73,12 +74,16 @@ MemoryEstimate estimate_memory(const model::ModelSpec& spec, const layout::Layou
   const double act_moe = layer_activation_bytes(spec, true, l);
   const double act_dense = layer_activation_bytes(spec, false, l);
   const double act_mtp = layer_activation_bytes(spec, spec.mtp_layer_is_moe(), l);
+  // What a deferred weight-gradient pass keeps (zero-bubble schedules; activation_memory.hpp).
+  const double w_moe = layer_wgrad_retained_bytes(spec, true, l), w_dense = layer_wgrad_retained_bytes(spec, false, l);
+  const double w_mtp = layer_wgrad_retained_bytes(spec, spec.mtp_layer_is_moe(), l);
   const double hidden_bytes = 2.0 * spec.hidden_size * l.mbs * l.seq / l.cp / (l.uses_sequence_parallel() ? l.tp : 1);
 
   for (int r = 0; r < stages.pp; ++r) {
     MemoryBreakdown b;
     b.pp_rank = r;
-    double act_per_microbatch = 0;  // all chunks of the rank, one micro-batch each
+    double act_per_microbatch = 0;    // all chunks of the rank, one micro-batch each
+    double wgrad_per_microbatch = 0;  // what their W passes would keep, all chunks
     bool holds_embedding = false, holds_head = false;
     // FSDP: the sharded parameters of the rank's largest unit (a layer, the embedding or the head) and of all its
     // units; a side whose group is one GPU is not sharded and gathers nothing.
@@ -93,13 +98,15 @@ MemoryEstimate estimate_memory(const model::ModelSpec& spec, const layout::Layou
       for (int layer : chunk.layers) {
         add_unit(params.layers.at(static_cast<std::size_t>(layer)));
         act_per_microbatch += spec.is_moe_layer(layer) ? act_moe : act_dense;
+        wgrad_per_microbatch += spec.is_moe_layer(layer) ? w_moe : w_dense;
       }
       for (int m : chunk.mtp_layers) {
         const auto mtp = static_cast<std::size_t>(spec.num_layers + m);
         if (mtp >= params.layers.size()) continue;
         add_unit(params.layers[mtp]);
         act_per_microbatch += act_mtp + 2 * hidden_bytes;  // plus the projected [embedding; hidden] input
-        holds_embedding = holds_head = true;               // MTP shares the embedding and the output head
+        wgrad_per_microbatch += w_mtp;
+        holds_embedding = holds_head = true;  // MTP shares the embedding and the output head
       }
       holds_embedding |= chunk.has_embedding;
       holds_head |= chunk.has_loss;
@@ -127,9 +134,13 @@ MemoryEstimate estimate_memory(const model::ModelSpec& spec, const layout::Layou
     }
     b.optimizer = b.dense_params * dense_b.optimizer + b.expert_params * expert_b.optimizer;
 
-    const int units = inflight_chunks(l, r);
-    b.inflight_units = units;
-    b.activations = act_per_microbatch / l.vpp * units;
+    // Per chunk-micro-batch: the rank's chunks share its layers (DualPipe's two chunks are the two copies' stages).
+    const auto counts = schedule_counts_of(l, r);
+    b.inflight_units = counts.peak_inflight;
+    b.pending_wgrad_units = counts.pending_wgrads_at_peak;
+    b.activations = act_per_microbatch / stages.vpp * counts.peak_inflight;
+    b.wgrad_retained = wgrad_per_microbatch / stages.vpp * counts.pending_wgrads_at_peak;
+    b.activations += b.wgrad_retained;
     // Full recompute re-materialises one layer at a time during backward: its full activations are live once.
     if (l.recompute.granularity == layout::RecomputeGranularity::full) {
       layout::Layout none = l;

@@ -52,7 +52,11 @@ struct MemoryBreakdown {
   double fsdp_unsharded = 0;
   double activations = 0;     // saved activations of all in-flight micro-batches, plus the logits buffer
   double inflight_units = 0;  // (micro-batch, chunk) pairs held at the peak, as the schedule counts them
-  double buffers = 0;         // communication buffers, CUDA context, graph pools
+  // Zero-bubble schedules: (micro-batch, chunk) pairs whose W is still pending at that peak, and the bytes their
+  // weight GEMMs' inputs and output gradients keep (included in activations).
+  double pending_wgrad_units = 0;
+  double wgrad_retained = 0;
+  double buffers = 0;  // communication buffers, CUDA context, graph pools
   double fragmentation = 0;
   double total() const { return weights + gradients + optimizer + activations + buffers + fragmentation; }
 };
@@ -71,9 +75,10 @@ MemoryEstimate estimate_memory(const model::ModelSpec& spec, const layout::Layou
                                const layout::StageAssignment& stages, double usable_hbm_bytes,
                                const ReserveAssumptions& reserves = {});
 
-// Micro-batch-chunks a pp rank holds at its peak under Megatron's schedules: 1F1B keeps pp - r - 1 warm-up
-// micro-batches plus the one in flight; interleaved 1F1B keeps 2(pp-r-1) + (vpp-1)*pp warm-up chunks plus one
-// (one more with 1F1B A2A overlap). Capped by the total number of chunks in the step.
+// Micro-batch-chunks a pp rank holds at its peak under the layout's schedule (layout/schedule_counts.hpp): 1F1B
+// keeps pp - r - 1 warm-up micro-batches plus the one in flight; interleaved 1F1B keeps 2(pp-r-1) + (vpp-1)*pp
+// warm-up chunks plus one (one more with 1F1B A2A overlap); capped by the chunks of the step. ZB-H1 as 1F1B;
+// ZBV 2pp; DualPipe pp+1 (of its whole-stage chunks), DualPipeV 2pp+1.
 int inflight_chunks(const layout::Layout& layout, int pp_rank);
 
 // Throws InfeasibleError (exit 3) with the worst rank's per-category breakdown when the layout does not fit.

@@ -41,6 +41,8 @@ double published_tokens_per_s(const std::string& notes) {
   }
 }
 
+}  // namespace
+
 double percentile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -49,8 +51,6 @@ double percentile(std::vector<double> v, double q) {
   const auto hi = std::min(v.size() - 1, lo + 1);
   return v[lo] + (v[hi] - v[lo]) * (pos - lo);
 }
-
-}  // namespace
 
 RowCase case_from_row(const std::map<std::string, std::string>& row, const Resolvers& resolve,
                       const PredictOptions& base) {

@@ -74,6 +74,10 @@ struct RowCase {
 RowCase case_from_row(const std::map<std::string, std::string>& row, const Resolvers& resolve,
                       const PredictOptions& base = {});
 
+// The q-quantile (0..1) of `v` with linear interpolation between ranks (0 for an empty vector): the summary's
+// median and p90.
+double percentile(std::vector<double> v, double q);
+
 // Consecutive rows read as the steps of an optimisation ladder (each changes one thing): for every predicted row
 // after a predicted predecessor, the measured and predicted change and whether the prediction moves the same way.
 // Steps whose measurement moves by at most `threshold_pct` are not judged (the 3 %). A predicted change

@@ -21,9 +21,13 @@ class DistributedOptimizer final : public DataParallelStrategy {
     }
   }
 
-  void before_forward_unit(int chunk, int mb, Chain& chain) override {
-    if (auto it = gathers_.find(chunk); it != gathers_.end() && mb == 0)
+  // The chunk's first forward (micro-batch 0 in Megatron's orders; DualPipe's second copy starts at m/2) waits for
+  // its gather.
+  void before_forward_unit(int chunk, int /*mb*/, Chain& chain) override {
+    if (auto it = gathers_.find(chunk); it != gathers_.end()) {
       chain.last = out_.join(rank_, -1, -1, chain.last, it->second);
+      gathers_.erase(it);
+    }
   }
 
   std::vector<OpId> reduce_gradients(const std::vector<OpId>& last_backward) override {
@@ -38,7 +42,7 @@ class DistributedOptimizer final : public DataParallelStrategy {
   const StepContext& ctx_;
   OpWriter& out_;
   const int rank_;
-  std::map<int, OpId> gathers_;  // by chunk, the last op of its parameter all-gather
+  std::map<int, OpId> gathers_;  // by chunk, the last op of its parameter all-gather, until its first forward joins it
 };
 }  // namespace
 

@@ -4,6 +4,7 @@
 
 #include "comm/dispatcher_registry.hpp"
 #include "kernels/kernel.hpp"
+#include "kernels/token_pass_bytes.hpp"
 #include "model/flops.hpp"
 
 namespace moesim::workload {
@@ -375,7 +376,8 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     // Token dropping scales every routed copy: at most C = ceil(factor x t_rank x top_k / E) per expert from each
     // rank (Megatron moe_utils get_capacity), exactly C when padded. Balanced routing loses nothing at factor >= 1.
     const double routed = l.routed_copies_scale(t_rank, topk, E);
-    const double token_copies = static_cast<double>(t_rank) * topk * h * kBf16 * 2 * routed;
+    const double token_copies = kernels::routed_copy_pass_bytes(static_cast<double>(t_rank), static_cast<double>(topk),
+                                                                static_cast<double>(h), kBf16, routed);
     for (const auto& pass : work.pre_dispatch_fwd) c.pre_dispatch.fwd += k.pass(token_copies, pass);
     c.pre_dispatch.dgrad += k.mem(norm_bytes * 1.5, "rmsnorm_bwd");
     c.pre_dispatch.dgrad += k.torch_gemm(t_rank, h, E);

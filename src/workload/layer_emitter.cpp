@@ -1,5 +1,7 @@
 #include "workload/layer_emitter.hpp"
 
+#include <utility>
+
 namespace moesim::workload {
 
 // ---- TP / CP / ETP communication around the blocks ----------------------------------------------------------
@@ -75,6 +77,10 @@ void LayerEmitter::join_tp(const LayerRun& r, OpId pending) {
 }
 OpId LayerEmitter::join(const LayerRun& r, OpId other) {
   return out_.join(r.rank, r.layer, r.mb, r.chain->last, other);
+}
+void LayerEmitter::wgrad(const LayerRun& r, const Block& b, const char* name, Chain& chain, std::uint32_t scope,
+                         std::vector<OpId> extra) {
+  if (!r.defer_wgrad) out_.compute(r.rank, b, name, chain, r.layer, r.mb, Phase::bwd_wgrad, scope, std::move(extra));
 }
 
 // ---- forward --------------------------------------------------------------------------------------------------
@@ -181,23 +187,30 @@ void LayerEmitter::bwd_mlp(const LayerRun& r, BackwardHandoff& h) {
     h.experts_dgrad = r.chain->last;  // bwd_dispatch's wgrad and shared-expert work wait for this, not the scatter
     etp_scatter(r, "etp_scatter_bwd", Phase::bwd_dgrad);
   }
-  if (!r.moe) out_.compute(r.rank, c.experts.wgrad, "mlp_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, kScopeMlp);
+  if (!r.moe) wgrad(r, c.experts.wgrad, "mlp_wgrad", *r.chain, kScopeMlp);
   join_tp(r, tp);
 }
+// With delay_wgrad (Megatron --delay-wgrad-compute, the default here) the experts' weight gradients and the shared
+// expert run while the dispatch-gradient all-to-all (and, with ETP, the reduce-scatter before it) is in flight;
+// without it, Megatron's MLP node finishes its backward, wgrads included, before the all-to-all is sent.
 OpId LayerEmitter::bwd_dispatch(const LayerRun& r, BackwardHandoff& h) {
   if (!r.moe) return -1;
-  const OpId d = out_.comm(r.rank, ep_comm("ep_dispatch_bwd", ctx_.ep.dispatch_bwd), {r.chain->last}, r.layer, r.mb,
-                           Phase::bwd_dgrad);
-  // The experts' weight gradients run while the dispatch-gradient all-to-all (and, with ETP, the reduce-scatter
-  // before it) is in flight (delayed wgrad).
+  const bool delayed = ctx_.in.layout.delay_wgrad.value_or(true);
+  auto send = [&](std::vector<OpId> deps) {
+    return out_.comm(r.rank, ep_comm("ep_dispatch_bwd", ctx_.ep.dispatch_bwd), std::move(deps), r.layer, r.mb,
+                     Phase::bwd_dgrad);
+  };
+  const OpId after_scatter = r.chain->last;
+  OpId d = delayed ? send({after_scatter}) : -1;
   const OpId dgrad = h.experts_dgrad;
   Chain w{dgrad};
-  out_.compute(r.rank, r.cost->experts.wgrad, "experts_wgrad", w, r.layer, r.mb, Phase::bwd_wgrad);
+  wgrad(r, r.cost->experts.wgrad, "experts_wgrad", w);
   Chain s{dgrad};
   tp_stream_collective(r, s, layout::Dim::tp, "shared_expert_tp_bwd", r.cost->shared_tp_bwd_bytes,
                        comm::Collective::reduce_scatter, Phase::bwd_dgrad);
   out_.compute(r.rank, r.cost->shared.dgrad, "shared_expert_dgrad", s, r.layer, r.mb, Phase::bwd_dgrad, kScopeShared);
-  out_.compute(r.rank, r.cost->shared.wgrad, "shared_expert_wgrad", s, r.layer, r.mb, Phase::bwd_wgrad, kScopeShared);
+  wgrad(r, r.cost->shared.wgrad, "shared_expert_wgrad", s, kScopeShared);
+  if (!delayed) d = send({after_scatter, w.last, s.last});
   r.chain->last = d;
   h.beside_dispatch = {w.last, s.last};
   return d;
@@ -207,15 +220,14 @@ void LayerEmitter::bwd_attention(const LayerRun& r, BackwardHandoff& h) {
   const std::vector<OpId> extra = h.beside_dispatch;
   out_.compute(r.rank, c.pre_dispatch.dgrad, r.moe ? "router_permute_bwd" : "mlp_norm_bwd", *r.chain, r.layer, r.mb,
                Phase::bwd_dgrad, pre_mlp_scope(r.moe), extra);
-  out_.compute(r.rank, c.pre_dispatch.wgrad, "router_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad,
-               pre_mlp_scope(r.moe));
+  wgrad(r, c.pre_dispatch.wgrad, "router_wgrad", *r.chain, pre_mlp_scope(r.moe));
   const OpId tp = c.tp_bwd_bytes > 0 ? tp_collectives(r, "tp_sp_collectives_bwd",
                                                       r.moe ? c.tp_bwd_bytes : c.tp_bwd_bytes / 2, Phase::bwd_dgrad)
                                      : -1;
   out_.compute(r.rank, c.attention.dgrad, "attention_dgrad", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, kScopeAttn);
   tp_stream_collective(r, *r.chain, layout::Dim::cp, "cp_kv_exchange_bwd", c.cp_bwd_bytes,
                        comm::Collective::reduce_scatter, Phase::bwd_dgrad);
-  out_.compute(r.rank, c.attention.wgrad, "attention_wgrad", *r.chain, r.layer, r.mb, Phase::bwd_wgrad, kScopeAttn);
+  wgrad(r, c.attention.wgrad, "attention_wgrad", *r.chain, kScopeAttn);
   join_tp(r, tp);
 }
 
@@ -234,6 +246,20 @@ void LayerEmitter::backward(const LayerRun& r) {
   bwd_mlp(r, h);
   bwd_dispatch(r, h);
   bwd_attention(r, h);
+}
+// The blocks the backward's wgrad() calls skipped, one after another on the compute stream: a W unit has no
+// communication (the gradient reduce-scatter follows the chunk's last W, as it follows its last backward).
+void LayerEmitter::weight_gradients(const LayerRun& r) {
+  const auto& c = *r.cost;
+  const Phase w = Phase::bwd_wgrad;
+  if (r.moe) {
+    out_.compute(r.rank, c.experts.wgrad, "experts_wgrad", *r.chain, r.layer, r.mb, w);
+    out_.compute(r.rank, c.shared.wgrad, "shared_expert_wgrad", *r.chain, r.layer, r.mb, w, kScopeShared);
+  } else {
+    out_.compute(r.rank, c.experts.wgrad, "mlp_wgrad", *r.chain, r.layer, r.mb, w, kScopeMlp);
+  }
+  out_.compute(r.rank, c.pre_dispatch.wgrad, "router_wgrad", *r.chain, r.layer, r.mb, w, pre_mlp_scope(r.moe));
+  out_.compute(r.rank, c.attention.wgrad, "attention_wgrad", *r.chain, r.layer, r.mb, w, kScopeAttn);
 }
 void LayerEmitter::forward_backward_pair(const LayerRun& f, const LayerRun& b) {
   BackwardHandoff h;
@@ -262,16 +288,23 @@ void LayerEmitter::heads_forward(int rank, int mb, const layout::ChunkAssignment
   for (auto it = ch.mtp_layers.rbegin(); it != ch.mtp_layers.rend(); ++it)
     out_.compute(rank, ctx_.mtp_extra.fwd, "mtp_head_fwd", chain, layers + *it, mb, Phase::fwd);
 }
-void LayerEmitter::heads_backward(int rank, int mb, const layout::ChunkAssignment& ch, Chain& chain) {
+void LayerEmitter::heads_backward(int rank, int mb, const layout::ChunkAssignment& ch, Chain& chain, bool defer_wgrad) {
   const int layers = static_cast<int>(ctx_.in.model.num_layers);
   if (ch.has_loss) {
     out_.compute(rank, ctx_.output.dgrad, "output_dgrad", chain, -1, mb, Phase::bwd_dgrad);
-    out_.compute(rank, ctx_.output.wgrad, "output_wgrad", chain, -1, mb, Phase::bwd_wgrad);
+    if (!defer_wgrad) out_.compute(rank, ctx_.output.wgrad, "output_wgrad", chain, -1, mb, Phase::bwd_wgrad);
   }
   for (auto it = ch.mtp_layers.rbegin(); it != ch.mtp_layers.rend(); ++it) {
     out_.compute(rank, ctx_.mtp_extra.dgrad, "mtp_head_dgrad", chain, layers + *it, mb, Phase::bwd_dgrad);
-    out_.compute(rank, ctx_.mtp_extra.wgrad, "mtp_head_wgrad", chain, layers + *it, mb, Phase::bwd_wgrad);
+    if (!defer_wgrad)
+      out_.compute(rank, ctx_.mtp_extra.wgrad, "mtp_head_wgrad", chain, layers + *it, mb, Phase::bwd_wgrad);
   }
+}
+void LayerEmitter::heads_wgrad(int rank, int mb, const layout::ChunkAssignment& ch, Chain& chain) {
+  const int layers = static_cast<int>(ctx_.in.model.num_layers);
+  if (ch.has_loss) out_.compute(rank, ctx_.output.wgrad, "output_wgrad", chain, -1, mb, Phase::bwd_wgrad);
+  for (auto it = ch.mtp_layers.rbegin(); it != ch.mtp_layers.rend(); ++it)
+    out_.compute(rank, ctx_.mtp_extra.wgrad, "mtp_head_wgrad", chain, layers + *it, mb, Phase::bwd_wgrad);
 }
 
 }  // namespace moesim::workload

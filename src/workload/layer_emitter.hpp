@@ -16,6 +16,8 @@ struct LayerRun {
   bool moe;
   const LayerCosts* cost;
   Chain* chain;
+  // The backward leaves the weight gradients to a later weight-gradient (W) unit (zero-bubble schedules).
+  bool defer_wgrad = false;
 };
 
 class LayerEmitter {
@@ -23,7 +25,11 @@ class LayerEmitter {
   LayerEmitter(const StepContext& ctx, OpWriter& out) : ctx_(ctx), out_(out) {}
 
   void forward(const LayerRun& r);
-  void backward(const LayerRun& r);  // recompute, then the backward
+  // Recompute, then the backward: input gradients and, unless r.defer_wgrad, the weight gradients beside them.
+  void backward(const LayerRun& r);
+  // The weight gradients a backward with defer_wgrad left out, in the order the backward would have run them
+  // (experts or dense MLP, shared experts, router, attention), after r.chain.
+  void weight_gradients(const LayerRun& r);
   // Megatron's combined 1F1B order for one forward layer f and one backward layer b (moe-modeling.md §5.2):
   //   comm: b.combine_bwd | f.dispatch -> b.dispatch_bwd | f.combine
   //   comp: f.pre_dispatch | b.mlp_bwd -> b.mlp_dw -> f.mlp | b.pre_dispatch_bwd
@@ -35,8 +41,10 @@ class LayerEmitter {
   void embedding_wgrad(int rank, int mb, Chain& chain);
   // The loss's forward (when the chunk has it), then each MTP head's forward, last MTP layer first.
   void heads_forward(int rank, int mb, const layout::ChunkAssignment& chunk, Chain& chain);
-  // The loss's dgrad and wgrad, then each MTP head's, last MTP layer first.
-  void heads_backward(int rank, int mb, const layout::ChunkAssignment& chunk, Chain& chain);
+  // The loss's dgrad and wgrad, then each MTP head's, last MTP layer first; without their wgrads when
+  // `defer_wgrad` (heads_wgrad emits them in a W unit).
+  void heads_backward(int rank, int mb, const layout::ChunkAssignment& chunk, Chain& chain, bool defer_wgrad = false);
+  void heads_wgrad(int rank, int mb, const layout::ChunkAssignment& chunk, Chain& chain);
 
  private:
   // What one layer's backward steps hand each other: the experts' dgrad (bwd_dispatch's side work waits for it,
@@ -58,6 +66,9 @@ class LayerEmitter {
   void etp_scatter(const LayerRun& r, const char* name, Phase phase);
   void join_tp(const LayerRun& r, OpId pending);
   OpId join(const LayerRun& r, OpId other);
+  // A weight-gradient block of a backward, after `chain` (and `extra`); nothing when the run defers its wgrad.
+  void wgrad(const LayerRun& r, const Block& b, const char* name, Chain& chain, std::uint32_t scope = 0,
+             std::vector<OpId> extra = {});
   CommSpec ep_comm(const char* name, const LinkDemand& demand) const { return {Stream::ep_comm, "ep", name, demand}; }
 
   void fwd_pre_dispatch(const LayerRun& r);

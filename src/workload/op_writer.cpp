@@ -73,6 +73,12 @@ OpId OpWriter::join(int rank, int layer, int mb, OpId after, OpId other) {
   return graph_.add_op(std::move(op));
 }
 
+OpId OpWriter::input_marker(int rank, int mb) {
+  Op op = label_op(rank, -1, mb, Stream::compute, OpKind::delay, "wait_stage_input", "compute");
+  op.graph_captured = true;
+  return graph_.add_op(std::move(op));
+}
+
 void OpWriter::host_sync(int rank, int layer, int mb, OpId after, Phase phase) {
   Op op = label_op(rank, layer, mb, Stream::host, OpKind::host_sync, "dropless_token_count_sync", "host");
   op.phase = phase;

@@ -35,6 +35,10 @@ class OpWriter {
   void host_sync(int rank, int layer, int mb, OpId after, Phase phase);
   // A full-iteration CUDA graph's launch on the rank's host thread.
   void graph_launch(int rank);
+  // A zero-time marker on the compute stream with no dependency yet: a unit whose input another rank delivers
+  // later in the walk waits on it, and add_dep makes it wait for that input once it exists.
+  OpId input_marker(int rank, int mb);
+  void add_dep(OpId op, OpId must_finish_first) { graph_.add_dep(op, must_finish_first); }
 
  private:
   Op label_op(int rank, int layer, int mb, Stream stream, OpKind kind, const char* name, const char* category);

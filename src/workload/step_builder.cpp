@@ -21,7 +21,16 @@ void emit_optimizer(const StepContext& ctx, OpWriter& out, int rank, std::vector
   const auto& m = ctx.in.model;
   const int pp = ctx.in.stages.pp;
   const double grad_b = grad_reduce_bytes(l);
-  const bool shares_embedding = pp > 1 && (m.tie_embeddings || l.mtp > 0) && (rank == 0 || rank == pp - 1);
+  // The ranks of the input embedding and of the loss in the first model copy: rank 0 and pp-1 under Megatron's
+  // placement and DualPipe's; the same rank in a V, which then has nothing to exchange.
+  int embedding_rank = 0, loss_rank = pp - 1;
+  for (int r = 0; r < pp; ++r)
+    for (const auto& c : ctx.in.stages.ranks[static_cast<std::size_t>(r)]) {
+      if (c.copy == 0 && c.has_embedding) embedding_rank = r;
+      if (c.copy == 0 && c.has_loss) loss_rank = r;
+    }
+  const bool shares_embedding =
+      embedding_rank != loss_rank && (m.tie_embeddings || l.mtp > 0) && (rank == embedding_rank || rank == loss_rank);
   if (shares_embedding) {
     const double bytes = static_cast<double>(m.vocab_size) * m.hidden_size / l.tp * grad_b;
     // First and last stage: a two-member all-reduce, across domains when the pipeline's ends are.
@@ -90,6 +99,7 @@ StepWorkload build_step(const StepInputs& inputs) {
     const std::vector<OpId> last_bwd = walker.walk_rank(r, *dp, stage_inputs);
     emit_optimizer(ctx, out, r, dp->reduce_gradients(last_bwd), dp->shards_optimizer_state());
   }
+  stage_inputs.check_all_delivered();
   w.simulated_ranks = pp;
   return w;
 }

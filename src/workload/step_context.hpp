@@ -68,9 +68,6 @@ struct StepContext {
   // (comm/ does not model NVLS reduce-scatter); mixed AG + RS traffic (TP with SP) is priced as reduce-scatter.
   CommSpec gather_scatter(Stream stream, const char* category, const char* name, const GroupPlacement& g,
                           double wire_bytes, comm::Collective op) const;
-
-  int virtual_stage(int rank, int chunk) const { return chunk * in.stages.pp + rank; }
-  int virtual_stages() const { return in.stages.pp * in.stages.vpp; }
 };
 
 }  // namespace moesim::workload

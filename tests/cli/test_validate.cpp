@@ -134,3 +134,26 @@ TEST_CASE("validate --recipes: fills only unstated cells and says how many; a ba
   CHECK(bad.err.find("validate_bad_recipes.csv:2: no row with id \"T009\" in ") != std::string::npos);
   CHECK(bad.err.find("(did you mean \"T001\"?)") != std::string::npos);
 }
+
+TEST_CASE("validate --ranking: the sweep-group table after the rows; --json appends a ranking member") {
+  const auto t = validate({"--ranking"});
+  REQUIRE(t.code == 0);
+  CHECK(t.out.find("rows predicted 1, skipped 2") != std::string::npos);
+  // T001 and T003 share every non-layout input (the metric is not an input) but T003 is skipped; T002 (another
+  // model) is a group of its own with nothing predicted: no pair to order, so no tau.
+  CHECK(t.out.find("ranking per sweep group") != std::string::npos);
+  CHECK(t.out.find("(no predicted row; 1 skipped)") != std::string::npos);
+  CHECK(t.out.find("no group has two predicted rows with distinct values: no tau") != std::string::npos);
+  const auto j = validate({"--ranking", "--json"});
+  REQUIRE(j.code == 0);
+  const auto d = nlohmann::json::parse(j.out);
+  CHECK(d["rows"].size() == 3);
+  REQUIRE(d.contains("ranking"));
+  REQUIRE(d["ranking"]["groups"].size() == 2);
+  CHECK(d["ranking"]["groups"][0]["rows"] == nlohmann::json::array({"T001"}));
+  CHECK(d["ranking"]["groups"][0]["skipped"] == 1);
+  CHECK(d["ranking"]["groups"][1]["rows"].empty());
+  CHECK(d["ranking"]["groups"][0]["tau_b"].is_null());
+  CHECK(d["ranking"]["summary"]["groups_with_tau"] == 0);
+  CHECK(d["ranking"]["summary"]["mean_tau_b"].is_null());
+}

@@ -44,11 +44,20 @@ TEST_CASE("GEMM and memory-bound fits recover coefficients from data with 2% noi
   CHECK(m->r2 > 0.99);
 }
 
-TEST_CASE("data implying a negative coefficient is refused with a clear message") {
-  // Memory-bound records whose time falls as bytes grow: t = 300 us - 1.0 * bytes/bw.
+TEST_CASE("data implying a negative coefficient: the family is skipped with the reason; --strict refuses the fit") {
+  // Memory-bound records whose time falls as bytes grow: t = 300 us - 1.0 * bytes/bw; GEMMs beside them are fine.
   auto recs = synthetic::rmsnorm_records({300.0, -1.0}, 0.0, 3);
+  const auto gemms = synthetic::gemm_records({6.0, 1.3, 1.1, 0.7}, 0.0, 1);
+  recs.insert(recs.end(), gemms.begin(), gemms.end());
+  const FitFile fit = fit_calibration(synthetic::as_data(recs));
+  CHECK(fit.find("gemm/bf16") != nullptr);  // never fatal to the other families
+  REQUIRE(fit.skipped.size() == 1);
+  CHECK(fit.skipped[0].family == "rmsnorm/bf16");
+  CHECK(fit.skipped[0].reason.find("refused, unphysical: rmsnorm/bf16: coefficient of bytes_at_hbm_bw") == 0);
   try {
-    fit_calibration(synthetic::as_data(recs));
+    FitOptions strict;
+    strict.strict = true;
+    fit_calibration(synthetic::as_data(recs), strict);
     FAIL("expected ConfigError");
   } catch (const moesim::ConfigError& e) {
     const std::string msg = e.what();
@@ -58,12 +67,19 @@ TEST_CASE("data implying a negative coefficient is refused with a clear message"
   }
 }
 
-TEST_CASE("a measurement faster than the roofline is refused, naming the record") {
+TEST_CASE("a measurement faster than the roofline refuses its family, naming the record") {
   auto recs = synthetic::rmsnorm_records({2.0, 1.1}, 0.0, 3);
   recs[5].time = {1.0, 1.0, 1.0};
   recs[5].location = "h200/memory_bound.jsonl:6";
+  const FitFile fit = fit_calibration(synthetic::as_data(recs));
+  CHECK(fit.families.empty());
+  REQUIRE(fit.skipped.size() == 1);
+  CHECK(fit.skipped[0].reason.find("h200/memory_bound.jsonl:6:/time_us/median: measured 1 us is faster than") !=
+        std::string::npos);
   try {
-    fit_calibration(synthetic::as_data(recs));
+    FitOptions strict;
+    strict.strict = true;
+    fit_calibration(synthetic::as_data(recs), strict);
     FAIL("expected ConfigError");
   } catch (const moesim::ConfigError& e) {
     const std::string msg = e.what();
@@ -140,4 +156,73 @@ TEST_CASE("features: exact values for one GEMM and one grouped GEMM on H200") {
   CHECK(h[4] == 3.0);
   gg.sms_used = 66;  // half the GPU: half the peak
   CHECK(feature_vector(gg, peaks)[1] == doctest::Approx(2 * h[1]));
+}
+
+TEST_CASE("reference kernels, skip records and fast accumulation: never fitted, counted, a family of their own") {
+  std::vector<CalibrationRecord> recs;
+  std::mt19937 rng(3);
+  for (long seq : {512, 1024, 2048, 4096, 8192, 16384}) {
+    auto r = synthetic::base_record("attention_fwd", "bf16_reference");
+    r.shape = {{"batch", 1},         {"heads", 16},       {"seq_q", seq}, {"seq_kv", seq},
+               {"head_dim_qk", 128}, {"head_dim_v", 128}, {"causal", 1}};
+    r.time = {1e3 * static_cast<double>(seq), 1e3 * static_cast<double>(seq), 1e3 * static_cast<double>(seq)};
+    recs.push_back(r);
+  }
+  // The same shapes in FP8 with and without fast accumulation, timed from different coefficients.
+  auto gemms = synthetic::gemm_records({6.0, 1.3, 1.1, 0.7}, 0.0, 1);
+  const std::size_t n_shapes = gemms.size();
+  for (std::size_t i = 0; i < n_shapes; ++i) gemms.push_back(gemms[i]);
+  for (std::size_t i = 0; i < gemms.size(); ++i) {
+    gemms[i].dtype = "fp8_tensor";
+    gemms[i].fast_accum = i < n_shapes;
+    synthetic::set_time(gemms[i], {6.0, i < n_shapes ? 1.3 : 1.5, 1.1, 0.7}, 0.0, rng);
+  }
+  recs.insert(recs.end(), gemms.begin(), gemms.end());
+  auto skip = synthetic::base_record("swiglu", "bf16");
+  skip.shape = {{"tokens", 1}, {"ffn", 1}};
+  skip.skipped = "kernel.cu:1: cudaMalloc: out of memory";
+  recs.push_back(skip);
+  const FitFile fit = fit_calibration(synthetic::as_data(recs));
+  REQUIRE(fit.find("gemm/fp8_tensor") != nullptr);
+  REQUIRE(fit.find("gemm/fp8_tensor+fast_accum") != nullptr);
+  CHECK(fit.find("gemm/fp8_tensor+fast_accum")->dtype == "fp8_tensor+fast_accum");
+  CHECK(fit.find("gemm/fp8_tensor")->coefficients[1].value == doctest::Approx(1.5));
+  CHECK(fit.find("gemm/fp8_tensor+fast_accum")->coefficients[1].value == doctest::Approx(1.3));
+  CHECK(fit.records == static_cast<std::int64_t>(6 + 2 * n_shapes));  // timed records only
+  REQUIRE(fit.skipped.size() == 2);
+  CHECK(fit.skipped[0].family == "swiglu/bf16");
+  CHECK(fit.skipped[0].reason == "every configuration was a skip record (and 1 skip record not timed)");
+  CHECK(fit.skipped[1].family == "attention_fwd/bf16_reference");
+  CHECK(fit.skipped[1].reason.find("a reference kernel") == 0);
+}
+
+TEST_CASE("permute bytes: the step builder's count as the feature, the least traffic as the roofline floor") {
+  auto peaks = *find_gpu_peaks("NVIDIA H200");
+  auto r = synthetic::base_record("permute", "bf16");
+  r.shape = {{"tokens", 1024}, {"hidden", 2048}, {"top_k", 8}};
+  // Builder (src/workload/layer_costs.cpp, kernels/token_pass_bytes.hpp): every routed copy read and written once.
+  CHECK(feature_vector(r, peaks)[1] == doctest::Approx(2.0 * 1024 * 8 * 2048 * 2 / 4.8e12 * 1e6));
+  // Floor: each token read once, its 8 copies written once.
+  CHECK(roofline_bound_us(r, peaks) == doctest::Approx(1024.0 * 2048 * 2 * 9 / 4.8e12 * 1e6));
+  r.kernel = "unpermute";
+  CHECK(roofline_bound_us(r, peaks) == doctest::Approx(1024.0 * 2048 * 2 * 9 / 4.8e12 * 1e6));
+}
+
+TEST_CASE("host-cost records from another GPU machine than the kernel records are refused") {
+  auto data = synthetic::as_data(synthetic::rmsnorm_records({2.0, 1.1}, 0.0, 1));
+  HostCostRecord h;
+  h.op = "add";
+  h.mode = "eager";
+  h.issue_us_per_op = {9, 8, 10};
+  h.wall_us_per_op = {10, 9, 11};
+  h.gpu.name = "NVIDIA H100 80GB HBM3";
+  h.location = "host_costs.jsonl:1";
+  data.host_costs.push_back(h);
+  CHECK_THROWS_WITH_AS(fit_calibration(data), doctest::Contains("host_costs.jsonl:1:/gpu/name: host-cost record from"),
+                       moesim::ConfigError);
+  data.host_costs[0].gpu.name = "NVIDIA H200";
+  const FitFile fit = fit_calibration(data);
+  REQUIRE(fit.host_costs.size() == 1);
+  CHECK(fit.host_costs[0].issue_us_per_op == 9);
+  CHECK(fit.host_costs[0].wall_us_per_op == 10);
 }

@@ -75,6 +75,35 @@ TEST_CASE("JSONL record: to_jsonl then parse_jsonl gives the record back") {
   CHECK(back[0].gpu.mem_clock_mhz == 3201);
 }
 
+TEST_CASE("JSONL record: the calibration labels and a skip record round-trip; a skip record with a time is an error") {
+  auto r = synthetic::base_record("gemm", "fp8_tensor");
+  r.shape = {{"m", 1}, {"n", 2}, {"k", 3}};
+  r.implementation = "cuBLASLt";
+  r.fast_accum = false;
+  r.other_software = {{"cublas", "13.1.0"}, {"torch", "2.11.0"}};
+  r.skipped = "gemm_lt.cu:1: no algorithm";
+  moesim::Diagnostics diags;
+  const auto back = parse_jsonl(to_jsonl(r) + "\n", "one.jsonl", diags);
+  REQUIRE(diags.empty());
+  REQUIRE(back.size() == 1);
+  CHECK(to_jsonl(back[0]) == to_jsonl(r));
+  CHECK(back[0].fast_accum == false);
+  CHECK(back[0].skipped == r.skipped);
+  CHECK(back[0].other_software.at("cublas") == "13.1.0");
+  auto stand_in = synthetic::base_record("permute", "bf16");
+  stand_in.shape = {{"tokens", 1}, {"hidden", 8}, {"top_k", 1}};
+  stand_in.stand_in = true;
+  stand_in.time = {1, 1, 1};
+  CHECK(parse_jsonl(to_jsonl(stand_in), "s", diags).at(0).stand_in);
+  REQUIRE(diags.empty());
+  // A skip record carries no time.
+  std::string both = to_jsonl(r);
+  both.insert(both.size() - 1, R"(,"time_us":{"median":1,"p10":1,"p90":1})");
+  parse_jsonl(both, "both.jsonl", diags);
+  REQUIRE(diags.size() == 1);
+  CHECK(diags.items()[0].message.find("a skip record (\"skipped\") has no time") != std::string::npos);
+}
+
 TEST_CASE("JSONL reader reports every malformed line as file:line with the field") {
   const std::string path = MOESIM_FIXTURES_DIR "/kernels/bad_records.jsonl";
   try {

@@ -173,3 +173,41 @@ TEST_CASE("TE's fused grouped MLP needs MXFP8") {
         "grouped_gemm fused-mlp needs te_version 2.15 or newer for clamped or biased experts, "
         "got 2.14");
 }
+
+TEST_CASE("pipeline schedules' own rules: exit 3 with the reason") {
+  // DeepSeek-V3 on 2,048 GPUs, PP16 EP64, 32 micro-batches of one sequence (gbs 4096 over dp 128... 4096/128 = 32).
+  Layout l;
+  l.gpus = 2048, l.pp = 16, l.ep = 64, l.gbs = 4096, l.seq = 4096;
+  l.pp_layout = "Et*3|(t*4|)*14t*2L";
+  l.schedule = Schedule::dualpipe;
+  CHECK(feasibility_problems(l, deepseek_v3()).empty());
+  l.gbs = 2048;  // 16 micro-batches < 2 x 16
+  CHECK(infeasible(l, deepseek_v3()) == "schedule dualpipe needs at least 2 x pp=32 micro-batches, got 16");
+  l.gbs = 4096;
+  l.vpp = 2;
+  l.pp_layout.clear();
+  CHECK(infeasible(l, deepseek_v3())
+            .find("schedule dualpipe needs vpp=1 (each rank holds a stage of each of two "
+                  "model copies), got vpp=2") != std::string::npos);
+
+  Layout odd;  // an odd pipeline cannot meet in the middle
+  odd.gpus = 96, odd.pp = 3, odd.ep = 32, odd.gbs = 192, odd.seq = 4096, odd.pp_layout = "Et*20|t*20|t*21L";
+  odd.schedule = Schedule::dualpipe;
+  CHECK(infeasible(odd, deepseek_v3()) ==
+        "schedule dualpipe needs an even number of pipeline stages (two directions meet in the middle), got pp=3");
+
+  Layout v;
+  v.gpus = 64, v.pp = 2, v.ep = 32, v.gbs = 32, v.seq = 4096, v.vpp = 1;
+  v.schedule = Schedule::zbv;
+  const auto q = qwen3_30b();
+  CHECK(infeasible(v, q) == "schedule zbv needs vpp=2 (two chunks per rank in a V), got vpp=1");
+  v.schedule = Schedule::zb_h1;
+  CHECK(feasibility_problems(v, q).empty());
+  v.pp = 1, v.gbs = 64;
+  CHECK(infeasible(v, q) == "schedule zb-h1 needs a pipeline (pp >= 2), got pp=1");
+  v.pp = 2, v.gbs = 128, v.ep = 8, v.a2a_overlap = true, v.vpp = 2;
+  v.schedule = Schedule::dualpipev;
+  CHECK(infeasible(v, q) ==
+        "a2a_overlap is Megatron's combined 1F1B (1f1b or interleaved); schedule dualpipev "
+        "overlaps its own forward/backward chunk pairs");
+}

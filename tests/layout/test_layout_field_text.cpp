@@ -54,6 +54,7 @@ TEST_CASE("set_layout_field: every field of the table takes a value of its kind"
       case FieldKind::dispatcher: text = "deepep"; break;
       case FieldKind::cuda_graph: text = "full"; break;
       case FieldKind::grouped_gemm: text = "fused"; break;
+      case FieldKind::schedule: text = "zb-h1"; break;
       case FieldKind::dtype: text = "bf16"; break;
       case FieldKind::recompute: text = "full"; break;
       case FieldKind::pp_layout: text = "EtL"; break;
@@ -71,4 +72,12 @@ TEST_CASE("set_layout_field: bad text says what was expected") {
   CHECK_THROWS_WITH_AS(set(l, "expert_capacity_factor", "0"), "expected a positive number, got \"0\"",
                        std::invalid_argument);
   CHECK_THROWS_AS(set(l, "precision", "fp7"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(set(l, "schedule", "dualpip"),
+                       "expected schedule auto | 1f1b | interleaved | zb-h1 | interleaved-zb | zbv | dualpipe | "
+                       "dualpipev, got \"dualpip\" (did you mean \"dualpipe\"?)",
+                       std::invalid_argument);
+  set(l, "schedule", "ZB_H1");
+  CHECK(l.schedule == Schedule::zb_h1);
+  set(l, "delay_wgrad", "0");
+  CHECK(l.delay_wgrad == false);
 }

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "layout/pipeline_layout.hpp"
+#include "memory/activation_memory.hpp"
 #include "memory/memory_model.hpp"
 #include "memory/model_facts_from_spec.hpp"
 #include "model/flops.hpp"
@@ -170,4 +171,46 @@ TEST_CASE("a layout that does not fit is infeasible with the per-category breakd
     CHECK(what.find("activations") != std::string::npos);
     CHECK(e.code() == ExitCode::infeasible);
   }
+}
+
+TEST_CASE("memory per schedule: DualPipe holds two copies and pp+1 stages; ZB-H1's pending W keep their GEMM inputs") {
+  // DeepSeek-V3 without MTP on 256 GPUs, TP1 PP4 EP64, 64 micro-batches: the even split of 61 layers does not
+  // divide, so a layout string gives 16/15/15/15 layers.
+  const auto m = deepseek();
+  layout::Layout l;
+  l.gpus = 256;
+  l.pp = 4;
+  l.ep = 64;
+  l.gbs = 64 * 64;
+  l.seq = 4096;
+  l.pp_layout = "Et*16|t*15|t*15|t*15L";
+  const auto base = memory::estimate_memory(m, l, layout::assign_stages(l, facts(m)), 1e15);
+  l.schedule = layout::Schedule::dualpipe;
+  const auto dual = memory::estimate_memory(m, l, layout::assign_stages(l, facts(m)), 1e15);
+  for (int r = 0; r < 4; ++r) {
+    CAPTURE(r);
+    const auto& b = base.ranks[static_cast<std::size_t>(r)];
+    const auto& d = dual.ranks[static_cast<std::size_t>(r)];
+    // Rank r holds stage r of one copy and stage 3-r of the other (the embedding and the loss on ranks 0 and 3).
+    const auto& mirror = base.ranks[static_cast<std::size_t>(3 - r)];
+    CHECK(d.dense_params + d.expert_params ==
+          doctest::Approx(b.dense_params + b.expert_params + mirror.dense_params + mirror.expert_params));
+    CHECK(d.inflight_units == 5);  // pp + 1 whole-stage chunks (DeepSeek-V3 report Table 2)
+    CHECK(d.pending_wgrad_units == 0);
+  }
+  l.schedule = layout::Schedule::zb_h1;
+  const auto zb = memory::estimate_memory(m, l, layout::assign_stages(l, facts(m)), 1e15);
+  for (int r = 0; r < 4; ++r) {
+    CAPTURE(r);
+    const auto& z = zb.ranks[static_cast<std::size_t>(r)];
+    CHECK(z.inflight_units == 4 - r);
+    CHECK(z.pending_wgrad_units == r);
+    CHECK(z.dense_params == doctest::Approx(base.ranks[static_cast<std::size_t>(r)].dense_params));
+    // Rank 0 defers nothing: 1F1B's bytes exactly.
+    if (r == 0) CHECK(z.activations == doctest::Approx(base.ranks[0].activations));
+    if (r > 0) CHECK(z.wgrad_retained > 0);
+  }
+  // The retained bytes per pending W: every weight GEMM's input and output gradient of the rank's 15 MoE layers.
+  const double per_layer = memory::layer_wgrad_retained_bytes(m, true, l);
+  CHECK(zb.ranks[2].wgrad_retained == doctest::Approx(2 * 15 * per_layer));
 }

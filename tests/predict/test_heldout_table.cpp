@@ -3,11 +3,9 @@
 // and notes must keep the form the README's summary relies on.
 #include <doctest/doctest.h>
 
-#include <memory>
 #include <set>
 
 #include "config/csv_table.hpp"
-#include "model/model_catalog.hpp"
 #include "predict/validation.hpp"
 #include "predict_cases.hpp"
 
@@ -15,11 +13,7 @@ using namespace moesim;
 
 TEST_CASE("every row of the held-out table becomes a case, with a unique id, its source and its tokens/s") {
   const auto table = config::read_csv(MOESIM_SOURCE_DIR "/data/measurements/bridge_heldout.csv");
-  const model::ModelCatalog models(MOESIM_SOURCE_DIR);
-  const predict::Resolvers resolve{
-      [&](const std::string& n) { return models.load(n); },
-      [](const std::string& n) { return test::systems().resolve(n); },
-      std::make_shared<const predict::DatasetRules>(predict::load_dataset_rules(MOESIM_SOURCE_DIR))};
+  const auto resolve = test::catalog_resolvers();
   std::set<std::string> ids;
   int rows = 0;
   for (const auto& row : table.rows) {

@@ -15,6 +15,7 @@
 #include "predict/validation.hpp"
 #include "predict_cases.hpp"
 #include "report/validation_report.hpp"
+#include "validation_row.hpp"
 
 namespace {
 using namespace moesim;
@@ -151,13 +152,7 @@ TEST_CASE("ladder steps: consecutive predicted rows, direction judged only beyon
   predict::ValidationResult r;
   auto add = [&](const char* id, const char* metric, double measured, std::optional<double> predicted,
                  std::map<std::string, std::string> inputs = {{"dispatcher", "alltoall"}}) {
-    predict::ValidationRow v;
-    v.id = id;
-    v.metric = metric;
-    v.measured = measured;
-    v.predicted = predicted;
-    v.inputs = std::move(inputs);
-    r.rows.push_back(v);
+    r.rows.push_back(test::validation_row(id, metric, measured, predicted, std::move(inputs)));
   };
   add("A", "tflops_per_gpu", 100, 200);
   add("B", "tflops_per_gpu", 110, 210, {{"dispatcher", "deepep"}, {"mtp", "1"}});  // +10 % measured, +5 % predicted

@@ -2,12 +2,15 @@
 // the schedule walker's unit order, and the one pipeline warm-up formula.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "config/document.hpp"
 #include "core/error.hpp"
+#include "engine/simulator.hpp"
 #include "kernels/kernel_cost_model.hpp"
 #include "layout/layout_loader.hpp"
 #include "layout/pipeline_layout.hpp"
@@ -107,8 +110,11 @@ TEST_CASE("the pipeline warm-up formula: 1F1B, interleaved, and one more with A2
   CHECK(layout::warmup_forwards(2, 2, 1, true) == 3);
 }
 
-TEST_CASE("the schedule registry holds the three Megatron schedules, chosen from the layout") {
-  CHECK(workload::schedule_names() == std::vector<std::string>{"1f1b", "combined-1f1b", "interleaved-1f1b"});  // sorted
+TEST_CASE(
+    "the schedule registry holds Megatron's three, the zero-bubble and DualPipe schedules, chosen from the layout") {
+  CHECK(workload::schedule_names() == std::vector<std::string>{"1f1b", "combined-1f1b", "dualpipe", "dualpipev",
+                                                               "interleaved-1f1b", "interleaved-zb", "zb-h1",
+                                                               "zbv"});  // sorted
   for (const auto& name : workload::schedule_names()) CHECK(workload::schedule_named(name).name() == name);
   CHECK_THROWS_AS(workload::schedule_named("zero-bubble"), InternalError);
   layout::Layout l;
@@ -119,9 +125,20 @@ TEST_CASE("the schedule registry holds the three Megatron schedules, chosen from
   CHECK(workload::schedule_name_for(l, 2) == "combined-1f1b");
   CHECK(workload::schedule_named("combined-1f1b").merges_forward_backward_pairs());
   CHECK_FALSE(workload::schedule_named("1f1b").merges_forward_backward_pairs());
-  // Today's schedules issue no separate weight-gradient units.
-  for (const auto& name : workload::schedule_names())
+  // Megatron's schedules issue no separate weight-gradient units.
+  for (const char* name : {"1f1b", "combined-1f1b", "interleaved-1f1b"})
     for (const auto& u : workload::schedule_named(name).units({2, 2, 4}, 0)) CHECK(u.kind != UnitKind::W);
+  // The layout's schedule field picks the others; A2A overlap only changes Megatron's.
+  const std::pair<layout::Schedule, const char*> picks[] = {{layout::Schedule::zb_h1, "zb-h1"},
+                                                            {layout::Schedule::interleaved_zb, "interleaved-zb"},
+                                                            {layout::Schedule::zbv, "zbv"},
+                                                            {layout::Schedule::dualpipe, "dualpipe"},
+                                                            {layout::Schedule::dualpipev, "dualpipev"},
+                                                            {layout::Schedule::one_f_one_b, "combined-1f1b"}};
+  for (const auto& [field, name] : picks) {
+    l.schedule = field;
+    CHECK(workload::schedule_name_for(l, 2) == name);
+  }
 }
 
 TEST_CASE("the walker emits 1F1B p=2 m=8 in the hand-derived order") {
@@ -145,13 +162,52 @@ TEST_CASE("the walker emits interleaved 1F1B p=2 v=2 m=4 in the hand-derived ord
   CHECK(emitted_units(in, g, 1) == "F0.0 F0.1 F1.0 B1.0 F1.1 B1.1 F0.2 B0.0 F0.3 B0.1 F1.2 B1.2 F1.3 B1.3 B0.2 B0.3");
 }
 
-TEST_CASE("the walker emits a schedule it is given, and refuses W units it cannot emit yet") {
+TEST_CASE("the walker emits a schedule it is given; a W unit runs the weight gradients its B left out") {
   const Inputs in;
   const AllForwardsFirst gpipe;
   const auto g = walk(in, gpipe);
   CHECK(emitted_units(in, g, 0) == "F0.0 F0.1 F0.2 F0.3 F0.4 F0.5 F0.6 F0.7 B0.0 B0.1 B0.2 B0.3 B0.4 B0.5 B0.6 B0.7");
   const SplitWeightGradients split;
-  CHECK_THROWS_AS(walk(in, split), InternalError);
+  const auto s = walk(in, split);
+  // The same weight-gradient work, moved: per rank, equal wgrad op count and time; in the split graph every
+  // wgrad op of a micro-batch comes after all of its dgrad ops (its B unit emitted none).
+  for (int r = 0; r < in.stages.pp; ++r) {
+    auto wgrad = [&](const workload::OpGraph& graph) {
+      std::pair<int, Picoseconds> n{0, 0};
+      for (const auto& op : graph.ops())
+        if (op.rank == r && op.phase == workload::Phase::bwd_wgrad && op.kind == workload::OpKind::compute) {
+          ++n.first;
+          n.second += op.duration;
+        }
+      return n;
+    };
+    CHECK(wgrad(g) == wgrad(s));
+    std::map<int, workload::OpId> last_dgrad;
+    for (const auto& op : s.ops())
+      if (op.rank == r && op.phase == workload::Phase::bwd_dgrad) last_dgrad[op.microbatch] = op.id;
+    for (const auto& op : s.ops())
+      if (op.rank == r && op.phase == workload::Phase::bwd_wgrad && op.kind == workload::OpKind::compute)
+        CHECK(op.id > last_dgrad.at(op.microbatch));
+  }
+  CHECK(emitted_units(in, s, 0) == emitted_units(in, walk(in, workload::schedule_named("1f1b")), 1));
+}
+
+TEST_CASE("a backward waits for the next stage's backward though that rank is walked after it") {
+  // Rank 0's first backward (attention dgrad of its last layer, micro-batch 0) starts no earlier than rank 1's
+  // gradient send of that micro-batch: the dependency runs to an op emitted later, through a stage-input marker.
+  const Inputs in;
+  const auto g = walk(in, workload::schedule_named("1f1b"));
+  workload::OpId send = -1, marker = -1;
+  for (const auto& op : g.ops()) {
+    const auto& name = g.names()[op.name];
+    if (op.rank == 1 && op.microbatch == 0 && name == "pp_send_gradient") send = op.id;
+    if (op.rank == 0 && op.microbatch == 0 && name == "wait_stage_input" && marker < 0) marker = op.id;
+  }
+  REQUIRE(send >= 0);
+  REQUIRE(marker >= 0);
+  CHECK(marker < send);
+  const auto& deps = g.op(marker).deps;
+  CHECK(std::find(deps.begin(), deps.end(), send) != deps.end());
 }
 
 TEST_CASE("the data-parallel strategy registry: distributed optimizer and FSDP, chosen from the layout") {
@@ -195,4 +251,65 @@ TEST_CASE("per-gpu-ports: rank r's NVLink port is link 2r and its NIC link 2r+1"
   CHECK(nic_only[0].path == std::vector<workload::LinkId>{3});
   CHECK(b->flows(0, 0.0, 0.0).empty());
   CHECK_THROWS_AS(workload::make_network_binding("fat-tree", {in.system, 1, 1}), InternalError);
+}
+
+TEST_CASE(
+    "every schedule builds a step the engine plays: no cycle, every stage input delivered, each weight "
+    "gradient once") {
+  // small-moe (8 layers) on 8 H100, PP2 EP4, 8 micro-batches; V schedules on 4 stages of 2 layers.
+  struct Pick {
+    layout::Schedule schedule;
+    int vpp;
+  };
+  const Pick picks[] = {{layout::Schedule::one_f_one_b, 1}, {layout::Schedule::interleaved, 2},
+                        {layout::Schedule::zb_h1, 1},       {layout::Schedule::interleaved_zb, 2},
+                        {layout::Schedule::zbv, 2},         {layout::Schedule::dualpipe, 1},
+                        {layout::Schedule::dualpipev, 2}};
+  static Pick current{};
+  int wgrad_ops_1f1b = -1;
+  for (const auto& p : picks) {
+    current = p;
+    CAPTURE(layout::to_string(p.schedule));
+    const Inputs in([](layout::Layout& l) {
+      l.schedule = current.schedule;
+      l.vpp = current.vpp;
+    });
+    const auto w = workload::build_step(in.step());
+    w.graph.check_invariants(w.network);
+    const auto r = engine::Simulator().run(w.graph, w.network);
+    CHECK(r.makespan > 0);
+    int wgrad_ops = 0;
+    for (const auto& op : w.graph.ops())
+      if (op.phase == workload::Phase::bwd_wgrad && op.kind == workload::OpKind::compute) ++wgrad_ops;
+    if (wgrad_ops_1f1b < 0) wgrad_ops_1f1b = wgrad_ops;
+    // DualPipe runs every stage twice (two copies) on half the micro-batches each: the same count.
+    CHECK(wgrad_ops == wgrad_ops_1f1b);
+  }
+}
+
+TEST_CASE("delay_wgrad: by default the dispatch-gradient all-to-all goes before the experts' wgrad; off, it waits") {
+  for (const bool delayed : {true, false}) {
+    CAPTURE(delayed);
+    static bool current = true;
+    current = delayed;
+    const Inputs in([](layout::Layout& l) {
+      if (!current) l.delay_wgrad = false;
+    });
+    const auto w = workload::build_step(in.step());
+    int checked = 0;
+    for (const auto& op : w.graph.ops()) {
+      if (w.graph.names()[op.name] != "ep_dispatch_bwd") continue;
+      workload::OpId wgrad = -1;
+      for (const auto& other : w.graph.ops())
+        if (other.rank == op.rank && other.layer == op.layer && other.microbatch == op.microbatch &&
+            w.graph.names()[other.name] == "experts_wgrad")
+          wgrad = other.id;
+      REQUIRE(wgrad >= 0);
+      const bool waits = std::find(op.deps.begin(), op.deps.end(), wgrad) != op.deps.end();
+      CHECK(waits == !delayed);
+      CHECK((op.id < wgrad) == delayed);  // issued first when delayed
+      ++checked;
+    }
+    CHECK(checked > 0);
+  }
 }

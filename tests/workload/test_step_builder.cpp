@@ -257,7 +257,7 @@ TEST_CASE("launch costs: eager blocks pay the framework's host time; a full grap
     for (const auto& op : b.w.graph.ops()) {
       if (op.stream == Stream::host) continue;
       const auto& name = b.w.graph.names()[op.name];
-      if (name == "wait") {  // zero-time join markers cost no launch
+      if (name == "wait" || name == "wait_stage_input") {  // zero-time join and stage-input markers cost no launch
         CHECK(op.kind == OpKind::delay);
         CHECK(op.duration == 0);
         continue;

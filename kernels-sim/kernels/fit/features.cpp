@@ -1,5 +1,7 @@
 #include "kernels/fit/features.hpp"
 
+#include "kernels/token_pass_bytes.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -9,10 +11,14 @@ namespace {
 
 constexpr double us_per_s = 1e6;
 
-// Ideal work of one kernel call: math (FLOPs) and the HBM traffic a perfect kernel would need.
+// Work of one kernel call: math (FLOPs) and the HBM traffic of the byte feature; `floor_bytes` is the least
+// traffic any kernel needs (the roofline bound's), below `bytes` only where the feature counts the step builder's
+// way (permute, unpermute: kernels/token_pass_bytes.hpp). Negative = same as bytes.
 struct Work {
   double flops = 0;
   double bytes = 0;
+  double floor_bytes = -1;
+  double floor() const { return floor_bytes >= 0 ? floor_bytes : bytes; }
 };
 
 double ceil_div(double a, double b) { return std::ceil(a / b); }
@@ -74,8 +80,11 @@ Work work_of(const CalibrationRecord& r) {
       w.bytes = io_fwd + bh * (sq * dv + sq * dqk + skv * dqk + skv * dv) * 2;  // + dO in; dq, dk, dv out
     }
   } else if (k == "permute" || k == "unpermute") {
-    // Each token read once and written top_k times (permute), or the reverse (unpermute, weighted sum).
-    w.bytes = d("tokens") * d("hidden") * e * (1 + d("top_k"));
+    // The step builder's count (every routed copy read and written once), so a fitted coefficient prices the
+    // builder's permute and unpermute kernels in the units it hands them; the floor is the least traffic (each
+    // token read once and its top_k copies written, or the reverse).
+    w.bytes = routed_copy_pass_bytes(d("tokens"), d("top_k"), d("hidden"), e);
+    w.floor_bytes = min_permute_bytes(d("tokens"), d("top_k"), d("hidden"), e);
   } else if (k == "router_topk") {
     // Scores read once; top_k indices (int32) and weights (fp32) written.
     w.bytes = d("tokens") * d("experts") * e + d("tokens") * d("top_k") * 8;
@@ -103,7 +112,11 @@ double element_bytes(const std::string& dtype) {
   return 2;
 }
 
-std::string family_key(const CalibrationRecord& r) { return r.kernel + "/" + r.dtype; }
+std::string family_dtype(const CalibrationRecord& r) {
+  return r.fast_accum.value_or(false) ? r.dtype + "+fast_accum" : r.dtype;
+}
+
+std::string family_key(const CalibrationRecord& r) { return r.kernel + "/" + family_dtype(r); }
 
 std::optional<FamilySpec> family_for_kernel(const std::string& kernel) {
   const FeatureSpec constant{"constant", "us", "1 (launch and fixed per-call cost)"};
@@ -164,7 +177,7 @@ double roofline_bound_us(const CalibrationRecord& r, const GpuPeaks& p) {
   const auto spec = family_for_kernel(r.kernel);
   if (!spec) return 0;
   const Work w = work_of(r);
-  const double t_bytes = w.bytes / p.hbm_bytes_per_s() * us_per_s;
+  const double t_bytes = w.floor() / p.hbm_bytes_per_s() * us_per_s;
   if (spec->model == "memory_bound") return t_bytes;
   return std::max(t_bytes, w.flops / peak_flops(r, p) * us_per_s);
 }

@@ -35,15 +35,19 @@ struct FamilySpec {
 // The family a kernel name belongs to; nullopt for kernels without a cost model (communication).
 std::optional<FamilySpec> family_for_kernel(const std::string& kernel);
 
-// "kernel/dtype": the key a fit is stored under.
+// "kernel/dtype": the key a fit is stored under. FP8 GEMMs timed with cuBLASLt's fast accumulation are a family of
+// their own, dtype "<dtype>+fast_accum" ("gemm/fp8_tensor+fast_accum"), kept beside the split-accumulation one
+// that the simulator's FP8 GEMMs use (kernels/fitted_model.hpp).
 std::string family_key(const CalibrationRecord& r);
+std::string family_dtype(const CalibrationRecord& r);
 
 // Feature values (microseconds) of one record, in FamilySpec order. Throws ConfigError naming the record's
 // file:line when the record cannot be costed (no tensor-core rate for its dtype on this GPU, bad groups).
 std::vector<double> feature_vector(const CalibrationRecord& r, const GpuPeaks& peaks);
 
-// The roofline lower bound, max(flops/peak, bytes/hbm_bw), in microseconds. A measurement below it means the
-// peak table or the byte/FLOP count is wrong; the fitter refuses such data.
+// The roofline lower bound, max(flops/peak, least bytes/hbm_bw), in microseconds. A measurement below it means
+// the peak table or the byte/FLOP count is wrong; the fitter refuses such data. The least bytes equal the feature's
+// except for permute and unpermute (kernels/token_pass_bytes.hpp).
 double roofline_bound_us(const CalibrationRecord& r, const GpuPeaks& peaks);
 
 // Bytes per element of a dtype name ("bf16" 2, "fp8*"/"mxfp8" 1, "fp32" 4).

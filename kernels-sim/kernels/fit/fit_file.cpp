@@ -97,6 +97,17 @@ std::string write_fit_file(const FitFile& fit) {
   }
   j["skipped"] = Json::array();
   for (const auto& s : fit.skipped) j["skipped"].push_back({{"family", s.family}, {"n", s.n}, {"reason", s.reason}});
+  if (!fit.host_costs.empty()) {
+    j["host_costs"] = Json::array();
+    for (const auto& h : fit.host_costs)
+      j["host_costs"].push_back({{"op", h.op},
+                                 {"mode", h.mode},
+                                 {"what", h.what},
+                                 {"issue_us_per_op", h.issue_us_per_op},
+                                 {"wall_us_per_op", h.wall_us_per_op},
+                                 {"ops_per_repeat", h.ops_per_repeat},
+                                 {"repeats", h.repeats}});
+  }
   return j.dump(2) + "\n";
 }
 
@@ -122,6 +133,18 @@ FitFile from_document(const config::Document& doc) {
       k.reason = s.string("reason");
       fit.skipped.push_back(std::move(k));
     }
+    if (r.raw("host_costs"))
+      for (auto& h : r.objects("host_costs")) {
+        HostCost c;
+        c.op = h.string("op");
+        c.mode = h.choice("mode", {"eager", "cuda_graph"});
+        c.what = h.string_or("what", "");
+        c.issue_us_per_op = h.number("issue_us_per_op", Bound::non_negative);
+        c.wall_us_per_op = h.number("wall_us_per_op", Bound::non_negative);
+        c.ops_per_repeat = h.integer("ops_per_repeat");
+        c.repeats = h.integer("repeats");
+        fit.host_costs.push_back(std::move(c));
+      }
   }
   diags.throw_if_any();
   return fit;

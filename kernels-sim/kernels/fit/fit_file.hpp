@@ -42,6 +42,18 @@ struct SkippedFamily {
   std::string reason;
 };
 
+// Host overhead of one framework op kind, from host-cost records (kernels-sim/cuda/calib_host.py): data for the
+// step builder's host model; nothing reads it yet (the builder's host factors are fitted, src/workload/README.md).
+struct HostCost {
+  std::string op;    // "add", "mm", ...
+  std::string mode;  // "eager" or "cuda_graph"
+  std::string what;
+  double issue_us_per_op = 0;  // median host time to issue one op
+  double wall_us_per_op = 0;   // median time per op until the GPU finished
+  std::int64_t ops_per_repeat = 0;
+  std::int64_t repeats = 0;
+};
+
 struct FitFile {
   std::string gpu;                  // GPU name from the records
   GpuPeaks peaks;                   // the peak rates the features were computed with
@@ -50,6 +62,7 @@ struct FitFile {
   std::int64_t records = 0;
   std::vector<FamilyFit> families;
   std::vector<SkippedFamily> skipped;
+  std::vector<HostCost> host_costs;  // written only when there are some
 
   const FamilyFit* find(const std::string& family) const;  // nullptr when not fitted
 };

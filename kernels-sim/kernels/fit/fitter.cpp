@@ -44,7 +44,7 @@ const GpuPeaks& peaks_for(const CalibrationData& data, GpuPeaks& storage) {
 }
 
 // Fits one family. Returns the fit, or sets `skip_reason` when the data cannot determine it. Unphysical
-// results are added to `errors`.
+// results (negative coefficients) are added to `errors`.
 FamilyFit fit_family(const std::string& key, const std::vector<const CalibrationRecord*>& recs, const FamilySpec& spec,
                      const GpuPeaks& peaks, std::string& skip_reason, Diagnostics& errors) {
   const auto n = static_cast<Eigen::Index>(recs.size());
@@ -85,7 +85,7 @@ FamilyFit fit_family(const std::string& key, const std::vector<const Calibration
   FamilyFit fit;
   fit.family = key;
   fit.kernel = recs.front()->kernel;
-  fit.dtype = recs.front()->dtype;
+  fit.dtype = family_dtype(*recs.front());
   fit.model = spec.model;
   fit.n = n;
   const double mean_y = y.mean();
@@ -116,32 +116,71 @@ FamilyFit fit_family(const std::string& key, const std::vector<const Calibration
   return fit;
 }
 
+// The host-cost records a fit file carries: each measured op and mode with its medians.
+std::vector<HostCost> summarise_host_costs(const std::vector<HostCostRecord>& records) {
+  std::vector<HostCost> out;
+  for (const auto& h : records)
+    if (h.skipped.empty())
+      out.push_back(
+          {h.op, h.mode, h.what, h.issue_us_per_op.median_us, h.wall_us_per_op.median_us, h.ops_per_repeat, h.repeats});
+  return out;
+}
+
+bool is_reference(const std::string& dtype) {
+  const std::string suffix = "_reference";
+  return dtype.size() >= suffix.size() && dtype.compare(dtype.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// " (and k skip records)" when the run could not time k configurations of the family.
+std::string skip_note(std::int64_t skips) {
+  return skips > 0 ? " (and " + std::to_string(skips) + " skip record" + (skips > 1 ? "s" : "") + " not timed)" : "";
+}
+
 }  // namespace
 
 FitFile fit_calibration(const CalibrationData& data, const FitOptions& options) {
-  if (data.records.empty()) throw ConfigError({{"<fit>", "", "no calibration records"}});
+  std::vector<const CalibrationRecord*> timed;
+  std::map<std::string, std::int64_t> skips;
+  for (const auto& r : data.records) {
+    if (r.skipped.empty())
+      timed.push_back(&r);
+    else
+      ++skips[family_key(r)];
+  }
+  if (timed.empty()) throw ConfigError({{"<fit>", "", "no timed kernel records (only skip or host-cost records)"}});
+  CalibrationData timed_data;  // for the GPU check: one GPU across every timed record
+  for (const auto* r : timed) timed_data.records.push_back(*r);
   GpuPeaks storage;
-  const GpuPeaks& peaks = peaks_for(data, storage);
+  const GpuPeaks& peaks = peaks_for(timed_data, storage);
 
   FitFile out;
-  out.gpu = data.records.front().gpu.name;
+  out.gpu = timed.front()->gpu.name;
   out.peaks = peaks;
   out.data_hash = data.hash;
   out.inputs = data.files;
-  out.records = static_cast<std::int64_t>(data.records.size());
+  out.records = static_cast<std::int64_t>(timed.size());
 
   std::map<std::string, std::vector<const CalibrationRecord*>> by_family;
-  for (const auto& r : data.records) by_family[family_key(r)].push_back(&r);
+  for (const auto* r : timed) by_family[family_key(*r)].push_back(r);
+  for (const auto& [key, n] : skips)
+    if (!by_family.count(key)) out.skipped.push_back({key, 0, "every configuration was a skip record" + skip_note(n)});
 
-  Diagnostics errors;
+  Diagnostics fatal;
   for (const auto& [key, recs] : by_family) {
     const auto n = static_cast<std::int64_t>(recs.size());
+    const std::string note = skip_note(skips.count(key) ? skips.at(key) : 0);
     const auto spec = family_for_kernel(recs.front()->kernel);
     if (!spec) {
       out.skipped.push_back(
-          {key, n, "no cost-model family for kernel \"" + recs.front()->kernel + "\" (kept as data)"});
+          {key, n, "no cost-model family for kernel \"" + recs.front()->kernel + "\" (kept as data)" + note});
       continue;
     }
+    if (is_reference(recs.front()->dtype)) {
+      out.skipped.push_back(
+          {key, n, "a reference kernel, not the one a training step runs: kept as data, never fitted"});
+      continue;
+    }
+    Diagnostics errors;
     for (const auto* r : recs) {
       const double bound = roofline_bound_us(*r, peaks);
       if (r->time.median_us < bound * (1 - options.roofline_tolerance))
@@ -150,20 +189,34 @@ FitFile fit_calibration(const CalibrationData& data, const FitOptions& options) 
                        " us on " + peaks.key + " (unphysical: wrong shape, dtype or peak table)");
     }
     const auto needed = static_cast<std::int64_t>(spec->features.size()) + options.min_extra_records;
-    if (n < needed) {
-      out.skipped.push_back(
-          {key, n, "too few records: " + std::to_string(n) + ", need at least " + std::to_string(needed)});
-      continue;
-    }
     std::string skip_reason;
-    FamilyFit fit = fit_family(key, recs, *spec, peaks, skip_reason, errors);
+    FamilyFit fit;
+    if (n < needed) {
+      skip_reason = "too few records: " + std::to_string(n) + ", need at least " + std::to_string(needed);
+    } else if (errors.empty()) {
+      fit = fit_family(key, recs, *spec, peaks, skip_reason, errors);
+    }
+    if (!errors.empty()) {
+      for (const auto& d : errors.items()) fatal.add(d.file, d.pointer, d.message);
+      // Refused: the family is reported with its first reason (and how many more), the others go on.
+      const auto& first = errors.items().front();
+      const auto more = errors.items().size() - 1;
+      skip_reason = "refused, unphysical: " + first.file + (first.pointer.empty() ? "" : ":" + first.pointer) + ": " +
+                    first.message + (more > 0 ? " (and " + std::to_string(more) + " more)" : "");
+    }
     if (!skip_reason.empty()) {
-      out.skipped.push_back({key, n, skip_reason});
+      out.skipped.push_back({key, n, skip_reason + note});
       continue;
     }
     out.families.push_back(std::move(fit));
   }
-  errors.throw_if_any();
+  if (options.strict) fatal.throw_if_any();
+  for (const auto& h : data.host_costs)  // host costs belong to the machine of the kernel records
+    if (h.gpu.name != out.gpu)
+      throw ConfigError({{h.location, "/gpu/name",
+                          "host-cost record from \"" + h.gpu.name + "\" beside kernel records from \"" + out.gpu +
+                              "\": keep one GPU machine per data folder"}});
+  out.host_costs = summarise_host_costs(data.host_costs);
   return out;
 }
 

@@ -3,13 +3,16 @@
 //
 // Each family is fitted separately by weighted linear least squares with weights 1/measured time, i.e. it
 // minimises the sum of squared *relative* errors, so microsecond kernels count as much as millisecond ones.
-// A fit is refused (ConfigError, exit code 2) when the data implies something unphysical:
+// A family is refused when its data implies something unphysical, and then skipped with the reason, never fatal to
+// the other families (unless `strict`: then ConfigError, exit code 2):
 //   - a negative coefficient (a kernel that gets faster with more work or more bytes),
 //   - a measurement faster than its roofline bound max(flops/peak, bytes/hbm_bw) by more than
-//     `roofline_tolerance` (the peak table, the byte count or the record is wrong),
-//   - records from more than one GPU, or a GPU missing from the peak table.
-// Families with too few records (fewer than coefficients + min_extra_records) or whose features the data
-// does not pin down (rank-deficient design) are skipped and listed with the reason, not guessed.
+//     `roofline_tolerance` (the peak table, the byte count or the record is wrong).
+// Also skipped with the reason, not guessed: families with too few timed records (fewer than coefficients +
+// min_extra_records), families whose features the data does not pin down (rank-deficient design), kernels with no
+// cost model (communication), and "*_reference" dtypes (a naive reference kernel, kept as data, never fitted).
+// Skip records (configurations the run could not time) are counted per family in the reason, never fitted.
+// Always fatal (ConfigError): records from more than one GPU, or a GPU missing from the peak table.
 #include <string>
 #include <vector>
 
@@ -21,6 +24,7 @@ namespace moesim::kernels::fit {
 struct FitOptions {
   double roofline_tolerance = 0.05;  // a record may beat its roofline bound by at most 5% (clock boost, noise)
   int min_extra_records = 2;         // records needed beyond the number of coefficients
+  bool strict = false;               // an unphysical family is an error for the whole fit, not a skipped family
 };
 
 FitFile fit_calibration(const CalibrationData& data, const FitOptions& options = {});

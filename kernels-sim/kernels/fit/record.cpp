@@ -48,8 +48,43 @@ GpuInfo read_gpu(ObjectReader r) {
   return g;
 }
 
+// Versions of the software a record was measured with: driver and CUDA, and the libraries and framework.
+std::map<std::string, std::string> read_software(ObjectReader s) {
+  std::map<std::string, std::string> out;
+  for (const char* key : {"driver", "cuda", "cublas", "cudnn", "torch", "python"})
+    if (std::string v = s.string_or(key, ""); !v.empty()) out[key] = v;
+  return out;
+}
+
+TimeStats read_time(ObjectReader& t) {
+  TimeStats out;
+  out.median_us = t.number("median");
+  out.p10_us = t.number("p10");
+  out.p90_us = t.number("p90");
+  if (out.median_us > 0 && out.p10_us > 0 && out.p90_us > 0 &&
+      !(out.p10_us <= out.median_us && out.median_us <= out.p90_us))
+    t.error("", "expected p10 <= median <= p90");
+  return out;
+}
+
+// A skip record (non-empty "skipped") carries no time; any other record must.
+void read_time_or_skip(ObjectReader& r, const char* key, const std::string& skipped, TimeStats& time,
+                       std::int64_t& repeats) {
+  if (!skipped.empty()) {
+    if (r.raw(key)) r.error(key, "a skip record (\"skipped\") has no time");
+    repeats = r.integer_or("repeats", 0, Bound::non_negative);
+    return;
+  }
+  if (auto t = r.object_opt(key); !t)
+    r.error(key, std::string("missing required key \"") + key + "\" (or \"skipped\" with the reason)");
+  else
+    time = read_time(*t);
+  repeats = r.integer("repeats");
+}
+
 CalibrationRecord read_record(ObjectReader& r) {
   CalibrationRecord rec;
+  r.choice_or("record", "kernel", {"kernel", "host_cost"});
   const std::vector<std::string>& kernels = known_kernel_names();
   rec.kernel = r.choice("kernel", kernels);
   // choice() substitutes a valid name after reporting a bad one; do not pile shape errors on top of that.
@@ -57,6 +92,10 @@ CalibrationRecord read_record(ObjectReader& r) {
   const bool kernel_ok = kernel_raw && kernel_raw->is_string() && kernel_raw->get<std::string>() == rec.kernel;
   rec.dtype = r.string("dtype");
   rec.variant = r.string_or("variant", "");
+  rec.implementation = r.string_or("implementation", "");
+  rec.stand_in = r.boolean_or("stand_in", false);
+  if (r.raw("fast_accum")) rec.fast_accum = r.boolean_or("fast_accum", false);
+  rec.skipped = r.string_or("skipped", "");
   if (const Json* shape = r.raw("shape")) {
     if (!shape->is_object()) {
       r.error("shape", "expected an object of named integer sizes, got " + std::string(shape->type_name()));
@@ -79,30 +118,54 @@ CalibrationRecord read_record(ObjectReader& r) {
   if (kernel_ok && rec.kernel == "grouped_gemm" && rec.groups.empty())
     r.error("groups", "grouped_gemm needs \"groups\": the rows (tokens) of each group, e.g. [512, 480, 0]");
   rec.sms_used = r.integer_or("sms_used", 0, Bound::non_negative);
-  if (auto time = r.object_opt("time_us"); !time) {
-    r.error("time_us", "missing required key \"time_us\"");
-  } else {
-    ObjectReader& t = *time;
-    rec.time.median_us = t.number("median");
-    rec.time.p10_us = t.number("p10");
-    rec.time.p90_us = t.number("p90");
-    if (rec.time.median_us > 0 && rec.time.p10_us > 0 && rec.time.p90_us > 0 &&
-        !(rec.time.p10_us <= rec.time.median_us && rec.time.median_us <= rec.time.p90_us))
-      t.error("", "expected p10 <= median <= p90");
-  }
-  rec.repeats = r.integer("repeats");
+  read_time_or_skip(r, "time_us", rec.skipped, rec.time, rec.repeats);
   rec.gpu = read_gpu(r.object("gpu"));
   if (rec.sms_used > rec.gpu.sm_count && rec.gpu.sm_count > 0)
     r.error("sms_used", "sms_used " + std::to_string(rec.sms_used) + " exceeds the GPU's sm_count " +
                             std::to_string(rec.gpu.sm_count));
-  {
-    ObjectReader s = r.object("software");
-    rec.driver = s.string_or("driver", "");
-    rec.cuda = s.string_or("cuda", "");
-  }
+  rec.other_software = read_software(r.object("software"));
+  for (auto [key, field] : {std::pair<const char*, std::string*>{"driver", &rec.driver}, {"cuda", &rec.cuda}})
+    if (auto it = rec.other_software.find(key); it != rec.other_software.end()) {
+      *field = it->second;
+      rec.other_software.erase(it);
+    }
   rec.date = r.string("date");
   rec.source = r.string("source");
   return rec;
+}
+
+HostCostRecord read_host_cost(ObjectReader& r) {
+  HostCostRecord h;
+  r.choice("record", {"kernel", "host_cost"});
+  h.op = r.string("op");
+  h.mode = r.choice("mode", {"eager", "cuda_graph"});
+  h.what = r.string_or("what", "");
+  h.ops_per_repeat = r.integer("ops_per_repeat");
+  h.skipped = r.string_or("skipped", "");
+  read_time_or_skip(r, "issue_us_per_op", h.skipped, h.issue_us_per_op, h.repeats);
+  if (h.skipped.empty()) {
+    if (auto t = r.object_opt("wall_us_per_op"); !t)
+      r.error("wall_us_per_op", "missing required key \"wall_us_per_op\"");
+    else
+      h.wall_us_per_op = read_time(*t);
+  } else if (r.raw("wall_us_per_op")) {
+    r.error("wall_us_per_op", "a skip record (\"skipped\") has no time");
+  }
+  if (auto cpu = r.object_opt("cpu")) {
+    h.cpu_model = cpu->string_or("model", "");
+    h.logical_cpus = cpu->integer_or("logical_cpus", 0, Bound::non_negative);
+  }
+  h.gpu = read_gpu(r.object("gpu"));
+  h.software = read_software(r.object("software"));
+  h.date = r.string("date");
+  h.source = r.string("source");
+  return h;
+}
+
+bool is_host_cost_line(const Json& j) {
+  if (!j.is_object()) return false;
+  const auto it = j.find("record");
+  return it != j.end() && it->is_string() && it->get<std::string>() == "host_cost";
 }
 
 }  // namespace
@@ -122,8 +185,8 @@ std::int64_t CalibrationRecord::dim(const std::string& name) const {
   return it->second;
 }
 
-std::vector<CalibrationRecord> parse_jsonl(const std::string& text, const std::string& name, Diagnostics& diags) {
-  std::vector<CalibrationRecord> out;
+CalibrationLines parse_calibration_jsonl(const std::string& text, const std::string& name, Diagnostics& diags) {
+  CalibrationLines out;
   std::istringstream in(text);
   std::string line;
   for (int line_no = 1; std::getline(in, line); ++line_no) {
@@ -140,18 +203,30 @@ std::vector<CalibrationRecord> parse_jsonl(const std::string& text, const std::s
       diags.add(where, "", std::string("not valid JSON: a number is out of range: ") + e.what());
       continue;
     }
-    const std::size_t before = diags.size();
-    CalibrationRecord rec;
-    {
-      ObjectReader r(j, where, "", diags);
-      rec = read_record(r);
-    }
-    if (diags.size() != before) continue;
-    rec.location = where;
-    out.push_back(std::move(rec));
+    // Reads the line with `read` and keeps it in `into` when it had no error.
+    const auto keep = [&](auto read, auto& into) {
+      const std::size_t before = diags.size();
+      auto value = [&] {
+        ObjectReader r(j, where, "", diags);  // reports unknown keys when it goes out of scope
+        return read(r);
+      }();
+      if (diags.size() != before) return;
+      value.location = where;
+      into.push_back(std::move(value));
+    };
+    if (is_host_cost_line(j))
+      keep(read_host_cost, out.host_costs);
+    else
+      keep(read_record, out.records);
   }
   return out;
 }
+
+std::vector<CalibrationRecord> parse_jsonl(const std::string& text, const std::string& name, Diagnostics& diags) {
+  return parse_calibration_jsonl(text, name, diags).records;
+}
+
+bool is_rehearsal(const std::string& source) { return source.rfind("REHEARSAL", 0) == 0; }
 
 std::uint64_t fnv1a64(const std::string& bytes, std::uint64_t state) {
   for (unsigned char c : bytes) {
@@ -189,10 +264,12 @@ CalibrationData read_calibration_data(const std::filesystem::path& dir) {
     const std::string text = buf.str();
     hash = fnv1a64(text, hash);
     data.files.push_back(f.filename().string());
-    auto recs = parse_jsonl(text, f.string(), diags);
-    data.records.insert(data.records.end(), std::make_move_iterator(recs.begin()), std::make_move_iterator(recs.end()));
+    auto lines = parse_calibration_jsonl(text, f.string(), diags);
+    for (auto& r : lines.records) data.records.push_back(std::move(r));
+    for (auto& h : lines.host_costs) data.host_costs.push_back(std::move(h));
   }
-  if (diags.empty() && data.records.empty()) diags.add(dir.string(), "", "no calibration records (*.jsonl) found");
+  if (diags.empty() && data.records.empty() && data.host_costs.empty())
+    diags.add(dir.string(), "", "no calibration records (*.jsonl) found");
   diags.throw_if_any();
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
@@ -205,12 +282,20 @@ std::string to_jsonl(const CalibrationRecord& r) {
   j["kernel"] = r.kernel;
   j["dtype"] = r.dtype;
   if (!r.variant.empty()) j["variant"] = r.variant;
+  if (!r.implementation.empty()) j["implementation"] = r.implementation;
+  if (r.stand_in) j["stand_in"] = true;
+  if (r.fast_accum) j["fast_accum"] = *r.fast_accum;
   j["shape"] = Json::object();
   for (const auto& [k, v] : r.shape) j["shape"][k] = v;
   if (!r.groups.empty()) j["groups"] = r.groups;
   if (r.sms_used > 0) j["sms_used"] = r.sms_used;
-  j["time_us"] = {{"median", r.time.median_us}, {"p10", r.time.p10_us}, {"p90", r.time.p90_us}};
-  j["repeats"] = r.repeats;
+  if (r.skipped.empty()) {
+    j["time_us"] = {{"median", r.time.median_us}, {"p10", r.time.p10_us}, {"p90", r.time.p90_us}};
+    j["repeats"] = r.repeats;
+  } else {
+    j["skipped"] = r.skipped;
+    if (r.repeats > 0) j["repeats"] = r.repeats;
+  }
   Json gpu = {{"name", r.gpu.name}, {"sm_count", r.gpu.sm_count}};
   if (r.gpu.sm_clock_mhz > 0) gpu["sm_clock_mhz"] = r.gpu.sm_clock_mhz;
   if (r.gpu.mem_clock_mhz > 0) gpu["mem_clock_mhz"] = r.gpu.mem_clock_mhz;
@@ -219,6 +304,7 @@ std::string to_jsonl(const CalibrationRecord& r) {
   Json sw = Json::object();
   if (!r.driver.empty()) sw["driver"] = r.driver;
   if (!r.cuda.empty()) sw["cuda"] = r.cuda;
+  for (const auto& [key, value] : r.other_software) sw[key] = value;
   j["software"] = sw;
   j["date"] = r.date;
   j["source"] = r.source;
