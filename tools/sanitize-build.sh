@@ -5,8 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh --sanitize
+# MOESIM_WERROR only when set, so that a later call without it keeps the cached choice (and the objects).
 CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMOESIM_SANITIZE=ON -DMOESIM_FUZZ=ON \
-  -DMOESIM_WERROR="${MOESIM_WERROR:-OFF}" >/dev/null
+  ${MOESIM_WERROR:+-DMOESIM_WERROR="$MOESIM_WERROR"} >/dev/null
 if (($#)); then
   cmake --build build-asan -j"$(nproc)" --target "$@"
 else
