@@ -8,6 +8,6 @@
 #define MOESIM_CAPTURE_CAT2(a, b) a##b
 #define MOESIM_CAPTURE_CAT(a, b) MOESIM_CAPTURE_CAT2(a, b)
 #undef CAPTURE
-#define CAPTURE(x)                                                \
+#define CAPTURE(x)                                                 \
   const auto MOESIM_CAPTURE_CAT(moesim_captured_, __LINE__) = (x); \
   DOCTEST_INFO(#x " := ", MOESIM_CAPTURE_CAT(moesim_captured_, __LINE__))
