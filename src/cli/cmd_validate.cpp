@@ -11,6 +11,7 @@
 #include "config/data_dir.hpp"
 #include "core/did_you_mean.hpp"
 #include "core/error.hpp"
+#include "core/progress.hpp"
 #include "model/model_catalog.hpp"
 #include "model/model_loader.hpp"
 #include "predict/dataset_rules.hpp"
@@ -156,7 +157,9 @@ void add_validate_command(CLI::App& app, Context& ctx) {
       explain_row(ctx, table, r, base, args->explain, args->trace, kernel_model.why);
       return;
     }
-    const auto result = predict::validate_table(table, r, base);
+    // A bar on a terminal (stderr) while the rows run; silent in pipes and tests.
+    core::Progress bar("validate", table.rows.size());
+    const auto result = predict::validate_table(table, r, base, 0, &bar);
     report::ValidationContext context;
     context.kernel_model = kernel_model.why;
     for (const auto& f : filled) context.recipe_fills.push_back({f.id, f.column, f.value});

@@ -27,5 +27,6 @@ void add_estimate_command(CLI::App& app, Context& ctx);
 void add_search_command(CLI::App& app, Context& ctx);
 void add_merge_command(CLI::App& app, Context& ctx);
 void add_validate_command(CLI::App& app, Context& ctx);
+void add_sweep_command(CLI::App& app, Context& ctx);
 
 }  // namespace moesim::cli

@@ -17,8 +17,8 @@ inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 inline constexpr double kGB = 1e9;  // decimal gigabyte (datasheet bandwidths are decimal)
 inline constexpr double kTera = 1e12;
 
-// Rounds to the nearest picosecond. A non-finite duration or one beyond int64 picoseconds (about 9e6 s) is a
-// ConfigError: it can only come from an absurd input figure.
+// Rounds to the nearest picosecond. A non-finite duration or one beyond int64 picoseconds (about 9e6 s) is an
+// InfeasibleError (exit 3): valid but absurd inputs (a 1 bit/s NIC) give a step the simulator cannot play.
 Picoseconds seconds_to_ps(double seconds);
 inline constexpr double ps_to_seconds(Picoseconds ps) { return static_cast<double>(ps) / kPicosecondsPerSecond; }
 

@@ -71,6 +71,8 @@ std::string hf_pointer(const std::string& field, Family f) {
       {"/moe/first_k_dense_replace", "/first_k_dense_replace"},
       {"/moe/shared_expert_ffn_hidden_size", "/n_shared_experts"},
       {"/ffn/ffn_hidden_size", "/intermediate_size"},
+      {"/num_layers", "/num_hidden_layers"},
+      {"/mtp_num_layers", "/num_nextn_predict_layers"},
       {"/attention/sliding_window_pattern", "/layer_types"},
   };
   if (field.rfind("/moe/layer_pattern", 0) == 0) return f == Family::qwen3_moe ? "/mlp_only_layers" : "/moe_layer_freq";
@@ -240,7 +242,7 @@ ModelSpec read_hf_config(const config::Document& doc, Diagnostics& diags) {
   if (diags.size() == problems_before)
     for (const auto& p : check_spec(m)) {
       const std::string ptr = hf_pointer(p.field, f);
-      diags.add(doc.file, ptr, ptr.empty() ? p.field + ": " + p.message : p.message);
+      diags.add(doc.file, ptr, ptr.empty() && !p.field.empty() ? p.field + ": " + p.message : p.message);
     }
   return m;
 }

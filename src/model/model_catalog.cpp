@@ -29,7 +29,8 @@ bool looks_like_path(const std::string& s) {
 ModelCatalog::ModelCatalog(const std::filesystem::path& data_dir) {
   const auto dir = data_dir / "models";
   std::vector<std::filesystem::path> files;
-  if (std::filesystem::is_directory(dir))
+  std::error_code ec;  // a path the OS refuses (too long) is no folder, not an internal error
+  if (std::filesystem::is_directory(dir, ec))
     for (const auto& e : std::filesystem::directory_iterator(dir))
       if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
   std::sort(files.begin(), files.end());
@@ -72,7 +73,9 @@ std::vector<std::string> ModelCatalog::names() const {
 
 std::filesystem::path ModelCatalog::resolve(const std::string& given, const std::string& where,
                                             const std::string& pointer) const {
-  if (!given.empty() && std::filesystem::is_regular_file(given)) return given;
+  // A name the OS refuses as a path (longer than NAME_MAX) is looked up as a name: error_code, not an exception.
+  std::error_code ec;
+  if (!given.empty() && std::filesystem::is_regular_file(given, ec)) return given;
   if (looks_like_path(given)) throw ConfigError({{where, pointer, "model file \"" + given + "\" does not exist"}});
 
   for (const auto& e : entries_) {

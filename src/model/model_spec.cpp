@@ -1,6 +1,9 @@
 #include "model/model_spec.hpp"
 
+#include <cstdio>
 #include <string>
+
+#include "model/parameters.hpp"
 
 namespace moesim::model {
 
@@ -53,6 +56,24 @@ std::int64_t ModelSpec::num_sliding_window_layers() const {
 std::vector<SpecProblem> check_spec(const ModelSpec& s) {
   std::vector<SpecProblem> out;
   auto add = [&out](std::string field, std::string message) { out.push_back({std::move(field), std::move(message)}); };
+  // Absurd sizes: refused before any loop over the layers or int64 count of the parameters (a hidden size of 2^32
+  // overflows h^2), with the limits named so a mistyped size is easy to spot.
+  if (s.num_layers > kMaxLayers)
+    add("/num_layers", "num_layers " + std::to_string(s.num_layers) + " is beyond moesim's limit of " +
+                           std::to_string(kMaxLayers) + " layers");
+  if (s.mtp_num_layers > kMaxLayers)
+    add("/mtp_num_layers", "mtp_num_layers " + std::to_string(s.mtp_num_layers) + " is beyond moesim's limit of " +
+                               std::to_string(kMaxLayers) + " layers");
+  // The other checks walk the layers: not with billions of them.
+  if (!out.empty()) return out;
+  if (const long double n = parameter_magnitude(s); n > kMaxParameters) {
+    char count[32];
+    std::snprintf(count, sizeof count, "%.3Lg", n);
+    add("", std::string("the model's sizes give about ") + count +
+                " parameters, beyond moesim's limit of 1e15 (hidden_size " + std::to_string(s.hidden_size) +
+                ", vocab_size " + std::to_string(s.vocab_size) + ", num_layers " + std::to_string(s.num_layers) +
+                "); is a size mistyped?");
+  }
   const auto& a = s.attention;
   if (a.kind == AttentionKind::gqa && a.num_query_groups > 0 && a.num_attention_heads % a.num_query_groups != 0)
     add("/attention/num_query_groups", "num_attention_heads (" + std::to_string(a.num_attention_heads) +

@@ -123,6 +123,11 @@ struct SpecProblem {
   std::string message;
 };
 
+// Limits on absurd sizes, far above any published model (the largest have ~1e12 parameters and ~130 layers), so
+// that the int64 parameter counts, the FLOP and byte figures and the per-layer loops stay in range.
+inline constexpr std::int64_t kMaxLayers = 10000;
+inline constexpr long double kMaxParameters = 1e15L;
+
 // Cross-checks of a fully read spec; empty when the spec is usable. Assumes each size was already checked
 // to be positive where required.
 std::vector<SpecProblem> check_spec(const ModelSpec& spec);

@@ -59,6 +59,10 @@ struct ParameterCounts {
 // run really allocates); 0 keeps the spec's value.
 ParameterCounts count_parameters(const ModelSpec& spec, std::int64_t vocab_size = 0);
 
+// An upper estimate of the parameter count in long double (no overflow for any field values): what check_spec
+// compares with kMaxParameters before the int64 counts are taken.
+long double parameter_magnitude(const ModelSpec& spec);
+
 // Parameters of one dense (moe_layer = false) or MoE layer of `spec`.
 LayerParameters layer_parameters(const ModelSpec& spec, bool moe_layer);
 

@@ -170,7 +170,7 @@ void require_unique_ids(const config::CsvTable& table) {
 }  // namespace
 
 ValidationResult validate_table(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base,
-                                int jobs) {
+                                int jobs, core::Progress* progress) {
   require_columns(table);
   require_unique_ids(table);
   ValidationResult out;
@@ -201,7 +201,12 @@ ValidationResult validate_table(const config::CsvTable& table, const Resolvers& 
     }
     return v;
   };
-  out.rows = parallel_map<ValidationRow>(table.rows.size(), jobs, predict_row);
+  out.rows = parallel_map<ValidationRow>(table.rows.size(), jobs, [&](std::size_t i) {
+    auto v = predict_row(i);
+    if (progress) progress->advance();
+    return v;
+  });
+  if (progress) progress->finish();
 
   std::vector<double> errors;
   for (const auto& v : out.rows) {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "config/csv_table.hpp"
+#include "core/progress.hpp"
 #include "predict/dataset_rules.hpp"
 #include "predict/predict_step.hpp"
 #include "report/validation_result.hpp"
@@ -52,9 +53,9 @@ void require_columns(const config::CsvTable& table);
 
 // Rows are predicted on `jobs` threads (0 = one per hardware thread); the result does not depend on it (each row's
 // prediction is independent and lands in its row's slot).
-// The table's columns are checked first (require_columns).
+// The table's columns are checked first (require_columns). `progress`, when given, advances once per row done.
 ValidationResult validate_table(const config::CsvTable& table, const Resolvers& resolve,
-                                const PredictOptions& base = {}, int jobs = 0);
+                                const PredictOptions& base = {}, int jobs = 0, core::Progress* progress = nullptr);
 
 // One row turned into a case with the options validate predicts it with (documented defaults applied, memory
 // not enforced, the row's FLOP convention), or the reason it is skipped.

@@ -21,7 +21,8 @@ using config::ObjectReader;
 
 std::vector<fs::path> json_files(const fs::path& dir) {
   std::vector<fs::path> out;
-  if (!fs::is_directory(dir)) return out;
+  std::error_code ec;  // a path the OS refuses (too long) is no folder, not an internal error
+  if (!fs::is_directory(dir, ec)) return out;
   for (const auto& e : fs::directory_iterator(dir))
     if (e.is_regular_file() && e.path().extension() == ".json") out.push_back(e.path());
   std::sort(out.begin(), out.end());
@@ -163,7 +164,8 @@ SystemCatalog SystemCatalog::load(const fs::path& data_root) {
   SystemCatalog c;
   c.root_ = data_root / "topologies";
   Diagnostics diags;
-  if (!fs::is_directory(c.root_)) {
+  std::error_code ec;
+  if (!fs::is_directory(c.root_, ec)) {
     diags.add(c.root_.string(), "", "no topologies/ folder here (set --data-dir or MOESIM_DATA_DIR)");
     diags.throw_if_any();
   }

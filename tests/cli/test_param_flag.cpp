@@ -101,7 +101,8 @@ TEST_CASE("--param rejects unknown names (exit 2, did-you-mean) and malformed va
   expect_error(small_case({"--param", "scale_up_efficiency_scale=0"}), 2,
                "step parameter \"scale_up_efficiency_scale\" must be a finite number > 0, got 0");
   expect_error(small_case({"--param", "framework_host_factor=inf"}), 2, "must be a finite number > 0, got inf");
-  // Finite but absurd: a launch cost beyond the engine's int64 picoseconds is a bad config, not an internal error.
-  expect_error(small_case({"--param", "framework_host_factor=1e12", "--cuda-graph", "none"}), 2,
-               "s is outside the simulator's range (|t| < 9e6 s)");
+  // Finite but absurd: a launch cost beyond the engine's int64 picoseconds is a case the simulator cannot play
+  // (exit 3, as a layout that cannot run), not an internal error.
+  expect_error(small_case({"--param", "framework_host_factor=1e12", "--cuda-graph", "none"}), 3,
+               "s is past the simulator's time range (int64 picoseconds, |t| < 9e6 s, about 106 days)");
 }

@@ -26,10 +26,16 @@ struct KernelEvent {
   std::vector<std::int64_t> grid;
 };
 
+// A decimal number from a kernel name or template (at most 9 digits: shapes, not overflow bait); -1 otherwise.
+std::int64_t small_int(const std::string& digits) {
+  if (digits.empty() || digits.size() > 9) return -1;
+  return std::stoll(digits);
+}
+
 std::int64_t match_int(const std::string& text, const std::regex& re, int group = 1) {
   std::smatch m;
   if (!std::regex_search(text, m, re)) return -1;
-  return std::stoll(m[group].str());
+  return small_int(m[group].str());
 }
 
 std::string date_of(double ts_us) {
@@ -72,16 +78,18 @@ Derived derive(const KernelEvent& k, const TraceContext& c) {
   const auto grid = [&](std::size_t i) { return i < k.grid.size() ? k.grid[i] : 1; };
   if (n.find("flash::compute_attn_ws<Flash_fwd_kernel_traits<") != std::string::npos) {
     std::smatch m;
-    std::regex_search(n, m, fwd_traits);
+    if (!std::regex_search(n, m, fwd_traits) || small_int(m[1].str()) < 0 || small_int(m[2].str()) < 0 ||
+        small_int(m[3].str()) < 0)
+      return {false, "FlashAttention forward template not recognised", {}};
     r.kernel = "attention_fwd";
     r.dtype = "bf16";
     // grid = (seq / kBlockM, heads, batch): one CTA per query tile per head.
     r.shape = {{"batch", grid(2)},
                {"heads", grid(1)},
-               {"seq_q", grid(0) * std::stoll(m[3].str())},
+               {"seq_q", grid(0) * small_int(m[3].str())},
                {"causal", 1},
-               {"head_dim_qk", std::stoll(m[1].str())},
-               {"head_dim_v", std::stoll(m[2].str())}};
+               {"head_dim_qk", small_int(m[1].str())},
+               {"head_dim_v", small_int(m[2].str())}};
     r.shape["seq_kv"] = r.shape["seq_q"];
   } else if (n.find("flash::FlashAttnBwd<flash::CollectiveMainloopBwd<") != std::string::npos) {
     // Template tuples: cluster shape, (kBlockM, kBlockN, head_dim_qk), (kBlockM, kBlockN, head_dim_v);
@@ -89,8 +97,11 @@ Derived derive(const KernelEvent& k, const TraceContext& c) {
     std::vector<std::array<std::int64_t, 3>> tuples;
     for (auto it = std::sregex_iterator(n.begin(), n.end(), cute3); it != std::sregex_iterator() && tuples.size() < 3;
          ++it)
-      tuples.push_back({std::stoll((*it)[1].str()), std::stoll((*it)[2].str()), std::stoll((*it)[3].str())});
-    if (tuples.size() < 3) return {false, "FlashAttention backward template not recognised", {}};
+      tuples.push_back({small_int((*it)[1].str()), small_int((*it)[2].str()), small_int((*it)[3].str())});
+    const bool sizes_ok = std::all_of(tuples.begin(), tuples.end(), [](const auto& t) {
+      return std::all_of(t.begin(), t.end(), [](std::int64_t v) { return v >= 0; });
+    });
+    if (tuples.size() < 3 || !sizes_ok) return {false, "FlashAttention backward template not recognised", {}};
     r.kernel = "attention_bwd";
     r.dtype = "bf16";
     r.shape = {{"batch", grid(2)},
@@ -158,32 +169,77 @@ TraceExtraction extract_trace_calibration(const std::string& trace_text, const s
   if (!j.contains("deviceProperties") || !j["deviceProperties"].is_array() || j["deviceProperties"].empty())
     fail("/deviceProperties", "the trace has no deviceProperties (GPU name and SM count)");
 
+  // Typed access with the JSON pointer of what is wrong: a trace is external input, any key may hold anything.
+  const auto string_at = [&](const Json& o, const char* key, const std::string& where) -> std::string {
+    if (!o.contains(key)) return "";
+    if (!o[key].is_string()) fail(where + "/" + key, std::string("expected a string, got ") + o[key].type_name());
+    return o[key].get<std::string>();
+  };
+  const auto int_at = [&](const Json& o, const char* key, const std::string& where, std::int64_t absent) {
+    if (!o.contains(key)) return absent;
+    if (!o[key].is_number_integer())
+      fail(where + "/" + key, std::string("expected an integer, got ") + o[key].dump().substr(0, 40));
+    return o[key].get<std::int64_t>();
+  };
+  // Microseconds: finite by JSON's grammar; bounded so dates and sums stay in range (1e17 us is 3,000 years).
+  const auto us_at = [&](const Json& o, const char* key, const std::string& where) {
+    if (!o.contains(key)) return 0.0;
+    if (!o[key].is_number())
+      fail(where + "/" + key, std::string("expected a number of microseconds, got ") + o[key].type_name());
+    const double v = o[key].get<double>();
+    if (!(std::fabs(v) < 1e17)) fail(where + "/" + key, "microseconds out of range: " + o[key].dump());
+    return v;
+  };
+
   TraceContext c;
   c.facts = facts;
   const Json& dev = j["deviceProperties"][0];
-  c.gpu.name = dev.value("name", "");
-  c.gpu.sm_count = dev.value("numSms", 0);
-  c.gpu.compute_capability =
-      std::to_string(dev.value("computeMajor", 0)) + "." + std::to_string(dev.value("computeMinor", 0));
+  if (!dev.is_object()) fail("/deviceProperties/0", "expected an object with the GPU's name and numSms");
+  c.gpu.name = string_at(dev, "name", "/deviceProperties/0");
+  c.gpu.sm_count =
+      static_cast<int>(std::clamp<std::int64_t>(int_at(dev, "numSms", "/deviceProperties/0", 0), -1, 1 << 20));
+  c.gpu.compute_capability = std::to_string(int_at(dev, "computeMajor", "/deviceProperties/0", 0) % 1000) + "." +
+                             std::to_string(int_at(dev, "computeMinor", "/deviceProperties/0", 0) % 1000);
   if (c.gpu.name.empty() || c.gpu.sm_count <= 0) fail("/deviceProperties/0", "GPU name or numSms missing");
-  const std::string trace_name = j.value("traceName", "");
+  const std::string trace_name = string_at(j, "traceName", "");
   c.seqlen = match_int(trace_name, std::regex(R"(seqlen(\d+))"));
   c.hidden = match_int(trace_name, std::regex(R"(hidden(\d+))"));
-  c.ep = j.contains("distributedInfo") ? j["distributedInfo"].value("world_size", std::int64_t{-1}) : -1;
+  if (j.contains("distributedInfo") && !j["distributedInfo"].is_object())
+    fail("/distributedInfo", "expected an object with world_size");
+  c.ep = j.contains("distributedInfo") ? int_at(j["distributedInfo"], "world_size", "/distributedInfo", -1) : -1;
   if (c.seqlen <= 0 || c.hidden <= 0)
     fail("/traceName", "expected a trace name with \"seqlen<N>\" and \"hidden<N>\", got \"" + trace_name + "\"");
   if (c.ep <= 0) fail("/distributedInfo/world_size", "missing: the EP size of the run");
 
   std::vector<KernelEvent> kernels;
-  for (const auto& e : j["traceEvents"]) {
-    if (e.value("ph", "") != "X" || e.value("cat", "") != "kernel") continue;
+  const Json& events = j["traceEvents"];
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const Json& e = events[i];
+    const std::string at = "/traceEvents/" + std::to_string(i);
+    if (!e.is_object()) fail(at, std::string("expected an event object, got ") + e.type_name());
+    if (string_at(e, "ph", at) != "X" || string_at(e, "cat", at) != "kernel") continue;
     KernelEvent k;
-    k.name = e.value("name", "");
-    k.ts_us = e.value("ts", 0.0);
-    k.dur_us = e.value("dur", 0.0);
+    k.name = string_at(e, "name", at);
+    k.ts_us = us_at(e, "ts", at);
+    k.dur_us = us_at(e, "dur", at);
+    // A negative duration is a broken trace, not a fast kernel: it would pull medians and totals down silently.
+    if (k.dur_us < 0) fail(at + "/dur", "a kernel's duration must be >= 0 microseconds, got " + e["dur"].dump());
     if (e.contains("args")) {
-      k.stream = e["args"].value("stream", std::int64_t{0});
-      if (e["args"].contains("grid")) k.grid = e["args"]["grid"].get<std::vector<std::int64_t>>();
+      const Json& args = e["args"];
+      if (!args.is_object()) fail(at + "/args", std::string("expected an object, got ") + args.type_name());
+      k.stream = int_at(args, "stream", at + "/args", 0);
+      if (args.contains("grid")) {
+        const Json& g = args["grid"];
+        // CUDA's grid limits (x < 2^31, y and z < 65536) keep every product of the three in int64.
+        bool ok = g.is_array() && g.size() <= 3;
+        for (std::size_t d = 0; ok && d < g.size(); ++d)
+          ok = g[d].is_number_integer() && g[d].get<std::int64_t>() >= 1 &&
+               g[d].get<std::int64_t>() < (d == 0 ? (1ll << 31) : 65536);
+        if (!ok)
+          fail(at + "/args/grid",
+               "expected up to three positive integers (x < 2^31, y and z < 65536), got " + g.dump().substr(0, 60));
+        k.grid = g.get<std::vector<std::int64_t>>();
+      }
     }
     kernels.push_back(std::move(k));
   }

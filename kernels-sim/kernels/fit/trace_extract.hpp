@@ -40,8 +40,10 @@ struct TraceExtraction {
   double kernel_us_extracted = 0;
 };
 
-// `trace_text` is the JSON of the trace; `name` is used in error messages. Throws ConfigError when the text
-// is not a trace (no traceEvents, no deviceProperties, trace name without seqlen/hidden).
+// `trace_text` is the JSON of the trace; `name` is used in error messages. Throws ConfigError (with the JSON
+// pointer) when the text is not a trace (no traceEvents, no deviceProperties, trace name without seqlen/hidden),
+// when a field the reader uses has the wrong type, or when a kernel event is broken: a negative duration, a time
+// beyond 1e17 us, a grid beyond CUDA's limits. Numbers in kernel names longer than 9 digits match no rule.
 TraceExtraction extract_trace_calibration(const std::string& trace_text, const std::string& name,
                                           const TraceFacts& facts);
 

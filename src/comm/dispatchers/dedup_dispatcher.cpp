@@ -6,6 +6,8 @@ namespace moesim::comm::dispatchers {
 
 DispatchVolume DedupDispatcher::volume(const DispatchProblem& p, Phase phase) const {
   check_group_shape(p.ep);
+  // EP1: every expert is local, nothing crosses a link (and the step builder passes no routing then).
+  if (p.ep.ranks == 1) return {};
   const double row = token_rows_bytes(p, phase);  // one copy of every token's hidden state
   const double N = p.ep.domains(), G = std::min(p.ep.ranks_per_domain, p.ep.ranks);
   DispatchVolume v;
