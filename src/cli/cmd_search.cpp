@@ -2,6 +2,7 @@
 // and the memory model, rank by the closed-form estimate, verify the best with the engine.
 #include <fstream>
 #include <map>
+#include <memory>
 #include <ostream>
 
 #include <CLI/CLI.hpp>
@@ -9,6 +10,7 @@
 #include "cli/context.hpp"
 #include "cli/opt_case.hpp"
 #include "core/error.hpp"
+#include "core/progress.hpp"
 #include "search/search_output.hpp"
 #include "search/search_run.hpp"
 
@@ -109,7 +111,16 @@ void add_search_command(CLI::App& app, Context& ctx) {
       }
     }
     const auto space = search::make_space(base.model, base.layout, pins);
+    // The bar learns the candidate count with the first block (run_search counts them first).
+    std::unique_ptr<core::Progress> bar;
+    std::uint64_t shown = 0;
+    options.progress = [&bar, &shown](std::uint64_t done, std::uint64_t total) {
+      if (!bar) bar = std::make_unique<core::Progress>("search", static_cast<std::size_t>(total));
+      bar->advance(static_cast<std::size_t>(done - shown));
+      shown = done;
+    };
     const auto result = search::run_search(base, space, options);
+    if (bar) bar->finish();
     if (!args->csv.empty()) {
       std::ofstream f(args->csv);
       if (!f) throw UsageError("--csv: cannot write " + args->csv);
