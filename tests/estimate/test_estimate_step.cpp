@@ -1,5 +1,6 @@
 // The closed-form estimate against the engine on small hand-checkable cases (small-moe on one DGX H100).
 #include <cmath>
+#include <iterator>
 
 #include <doctest/doctest.h>
 
@@ -37,10 +38,9 @@ TEST_CASE("estimate follows the engine on small layouts (within 8 %)") {
       [](layout::Layout& l) { l.cuda_graph = layout::CudaGraph::full; },
       [](layout::Layout& l) { l.pp = 1, l.ep = 8, l.fsdp = true; },
   };
-  int i = 0;
-  for (auto* tweak : tweaks) {
-    const auto b = both(tweak);
-    INFO("case " << i++ << ": engine " << b.engine << " s, estimate " << b.estimate << " s");
+  for (std::size_t i = 0; i < std::size(tweaks); ++i) {
+    const auto b = both(tweaks[i]);
+    INFO("case " << i << ": engine " << b.engine << " s, estimate " << b.estimate << " s");
     CHECK(std::abs(b.estimate / b.engine - 1) < 0.08);
   }
 }

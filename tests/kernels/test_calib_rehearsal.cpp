@@ -121,7 +121,9 @@ TEST_CASE("the quick plan gives every fitted family enough distinct shapes, with
         features[key] = spec->features.size();
       }
     CHECK(shapes.size() == 13);  // the CUDA program's families (attention comes from calib_attention.py)
-    for (const auto& [key, s] : shapes) {
+    for (const auto& entry : shapes) {
+      const std::string& key = entry.first;  // not a structured binding: clang 14 cannot capture one in a message
+      const auto& s = entry.second;
       // Records: the fitter's minimum, plus one for a configuration the run may have to skip; distinct shapes: at
       // least one more than the coefficients.
       CHECK_MESSAGE(records[key] >= features[key] + fit::FitOptions{}.min_extra_records + 1, key);
