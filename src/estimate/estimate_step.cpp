@@ -25,10 +25,9 @@ RankTimed rank_units(const workload::StepContext& ctx, UnitProbe& probe, int ran
   RankTimed t;
   for (int c = 0; c < ctx.in.stages.vpp; ++c) {
     const auto& ch = ctx.in.stages.chunk(rank, c);
-    std::vector<int> fwd(ch.layers.begin(), ch.layers.end()), bwd;
-    for (int k : ch.mtp_layers) fwd.push_back(layers + k);
-    for (auto it = ch.mtp_layers.rbegin(); it != ch.mtp_layers.rend(); ++it) bwd.push_back(layers + *it);
-    for (auto it = ch.layers.rbegin(); it != ch.layers.rend(); ++it) bwd.push_back(*it);
+    const auto order = chunk_layer_order(ch, layers);
+    const auto& fwd = order.forward;
+    const auto& bwd = order.backward;
     if (ch.has_embedding) t.fwd += probe.embedding_forward();
     for (int l : fwd) t.fwd += probe.forward(l);
     t.bwd += probe.heads(ch);

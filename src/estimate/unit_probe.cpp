@@ -15,6 +15,14 @@ using workload::Chain;
 using workload::LayerEmitter;
 using workload::OpWriter;
 
+ChunkLayerOrder chunk_layer_order(const layout::ChunkAssignment& chunk, int num_layers) {
+  ChunkLayerOrder o;
+  o.forward.assign(chunk.layers.begin(), chunk.layers.end());
+  for (int k : chunk.mtp_layers) o.forward.push_back(num_layers + k);
+  o.backward.assign(o.forward.rbegin(), o.forward.rend());
+  return o;
+}
+
 UnitProbe::UnitProbe(const workload::StepContext& ctx) : ctx_(ctx) {
   const int pp = ctx.in.stages.pp;
   std::vector<std::string> names;
@@ -106,10 +114,9 @@ Timed UnitProbe::chunk_pair(int rank, int chunk) { return chunk_units(rank, chun
 Timed UnitProbe::chunk_units(int rank, int chunk, bool merged) {
   const auto& ch = ctx_.in.stages.chunk(rank, chunk);
   const int layers = static_cast<int>(ctx_.in.model.num_layers);
-  std::vector<int> fwd(ch.layers.begin(), ch.layers.end()), bwd;
-  for (int k : ch.mtp_layers) fwd.push_back(layers + k);
-  for (auto it = ch.mtp_layers.rbegin(); it != ch.mtp_layers.rend(); ++it) bwd.push_back(layers + *it);
-  for (auto it = ch.layers.rbegin(); it != ch.layers.rend(); ++it) bwd.push_back(*it);
+  const auto order = chunk_layer_order(ch, layers);
+  const auto& fwd = order.forward;
+  const auto& bwd = order.backward;
   // Chunks of the same layer kinds, embedding and heads cost the same: the key is their cost kinds in order,
   // with null entries marking the embedding and each head.
   std::vector<const workload::LayerCosts*> key;

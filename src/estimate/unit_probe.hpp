@@ -24,6 +24,13 @@
 
 namespace moesim::estimate {
 
+// A chunk's layers in the order its forward runs them (decoder layers, then MTP layers as num_layers + k) and
+// in the order its backward runs them (the reverse), as the schedule walker emits them.
+struct ChunkLayerOrder {
+  std::vector<int> forward, backward;
+};
+ChunkLayerOrder chunk_layer_order(const layout::ChunkAssignment& chunk, int num_layers);
+
 class UnitProbe {
  public:
   explicit UnitProbe(const workload::StepContext& ctx);
