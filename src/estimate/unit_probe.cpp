@@ -127,9 +127,9 @@ Timed UnitProbe::chunk_units(int rank, int chunk, bool merged) {
   if (auto it = chunks_.find(cache_key); it != chunks_.end()) return it->second;
   auto emit = [&](OpWriter& out, LayerEmitter& le, Chain& chain, int i) {
     const auto dp = workload::make_dp_strategy(workload::dp_strategy_name_for(ctx_.in.layout), ctx_, out, 0);
-    auto pass = [&](const std::vector<int>& order, bool forward, Chain& c, int mb) {
+    auto pass = [&](const std::vector<int>& layer_ids, bool forward, Chain& c, int mb) {
       std::vector<workload::LayerRun> runs;
-      for (int l : order) runs.push_back(run_of(l, mb, c));
+      for (int l : layer_ids) runs.push_back(run_of(l, mb, c));
       for (std::size_t k = 0; k < runs.size(); ++k) {
         dp->before_layer(runs, k, forward, c);
         forward ? le.forward(runs[k]) : le.backward(runs[k]);
