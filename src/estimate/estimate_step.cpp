@@ -41,7 +41,7 @@ RankTimed rank_units(const workload::StepContext& ctx, UnitProbe& probe, int ran
 
 }  // namespace
 
-report::StepReport estimate_step(const predict::Case& c, const predict::PredictOptions& options) {
+report::StepReport estimate_step(const predict::Case& c, const predict::PredictOptions& options, ProbeCache* cache) {
   const auto kind = layout::resolve_schedule(c.layout);
   if (kind != layout::Schedule::one_f_one_b && kind != layout::Schedule::interleaved)
     throw UsageError(
@@ -51,7 +51,7 @@ report::StepReport estimate_step(const predict::Case& c, const predict::PredictO
   const predict::PreparedCase prep = predict::prepare_case(c, options);
   const workload::StepInputs in{c.model, c.layout, prep.stages, c.system, *prep.kernels, options.params, &prep.memory};
   const workload::StepContext ctx(in);
-  UnitProbe probe(ctx);
+  UnitProbe probe(ctx, cache);
   const int pp = prep.stages.pp, vpp = prep.stages.vpp;
   const auto& schedule = workload::schedule_named(workload::schedule_name_for(c.layout, vpp));
   PipelineShape shape;

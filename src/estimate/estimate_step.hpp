@@ -4,12 +4,16 @@
 // engine with the step builder's own emitters) by the schedules' closed forms (pipeline_formulas.hpp) instead of
 // playing every op of every micro-batch. What it does not see: contention between units — data-parallel traffic
 // overlapped with compute (its SMs and NIC share), and the exact interleaving of warm-up and cool-down.
+#include "estimate/probe_cache.hpp"
 #include "predict/predict_step.hpp"
 #include "report/step_report.hpp"
 
 namespace moesim::estimate {
 
 // Throws like predict_step: InfeasibleError (exit 3) for a layout that cannot run or does not fit.
-report::StepReport estimate_step(const predict::Case& c, const predict::PredictOptions& options = {});
+// `cache`: unit probes shared with other estimates of the same model and system (a search's candidates);
+// null = this estimate's own. The result is the same either way.
+report::StepReport estimate_step(const predict::Case& c, const predict::PredictOptions& options = {},
+                                 ProbeCache* cache = nullptr);
 
 }  // namespace moesim::estimate

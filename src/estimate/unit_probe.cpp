@@ -23,7 +23,8 @@ ChunkLayerOrder chunk_layer_order(const layout::ChunkAssignment& chunk, int num_
   return o;
 }
 
-UnitProbe::UnitProbe(const workload::StepContext& ctx) : ctx_(ctx) {
+UnitProbe::UnitProbe(const workload::StepContext& ctx, ProbeCache* cache)
+    : ctx_(ctx), table_(cache ? cache->table_for(ctx) : std::make_shared<ProbeTable>()) {
   const int pp = ctx.in.stages.pp;
   std::vector<std::string> names;
   for (int r = 0; r < pp; ++r) {
@@ -78,34 +79,46 @@ Timed UnitProbe::layer_units(int layer, bool forward) const {
   return measure(emit_n(2), 1) - measure(emit_n(1), 1);
 }
 
+LayerKind UnitProbe::kind_of(int layer) const {
+  const auto& m = ctx_.in.model;
+  if (layer >= m.num_layers) return {true, m.mtp_layer_is_moe(), 0};
+  return {false, m.is_moe_layer(layer), m.window_of_layer(layer)};
+}
+
+// A layer's units depend on its cost class only (an MTP layer runs the layer of its MLP kind with full
+// attention, StepContext::cost_of): the MTP flag is left out of the layer key.
 Timed UnitProbe::forward(int layer) {
-  const auto key = std::make_tuple(&ctx_.cost_of(layer), true);
-  if (auto it = layers_.find(key); it != layers_.end()) return it->second;
-  return layers_[key] = layer_units(layer, true);
+  auto kind = kind_of(layer);
+  std::get<0>(kind) = false;
+  return table_->get(table_->layers, {kind, true}, [&] { return layer_units(layer, true); });
 }
 
 Timed UnitProbe::backward(int layer) {
-  const auto key = std::make_tuple(&ctx_.cost_of(layer), false);
-  if (auto it = layers_.find(key); it != layers_.end()) return it->second;
-  return layers_[key] = layer_units(layer, false);
+  auto kind = kind_of(layer);
+  std::get<0>(kind) = false;
+  return table_->get(table_->layers, {kind, false}, [&] { return layer_units(layer, false); });
 }
 
 Timed UnitProbe::embedding_forward() {
-  return steady([&](OpWriter&, LayerEmitter& le, Chain& chain, int i) { le.embedding_forward(0, i, chain); });
+  return table_->get(table_->named, std::string("embedding_forward"), [&] {
+    return steady([&](OpWriter&, LayerEmitter& le, Chain& chain, int i) { le.embedding_forward(0, i, chain); });
+  });
 }
 
 Timed UnitProbe::embedding_wgrad() {
-  return steady([&](OpWriter&, LayerEmitter& le, Chain& chain, int i) { le.embedding_wgrad(0, i, chain); });
+  return table_->get(table_->named, std::string("embedding_wgrad"), [&] {
+    return steady([&](OpWriter&, LayerEmitter& le, Chain& chain, int i) { le.embedding_wgrad(0, i, chain); });
+  });
 }
 
 Timed UnitProbe::heads(const layout::ChunkAssignment& chunk) {
-  const auto key = std::make_pair(chunk.has_loss, static_cast<int>(chunk.mtp_layers.size()));
-  if (auto it = heads_.find(key); it != heads_.end()) return it->second;
-  if (!chunk.has_loss && chunk.mtp_layers.empty()) return heads_[key] = Timed{};
-  return heads_[key] = steady([&](OpWriter&, LayerEmitter& le, Chain& chain, int i) {
-           le.heads_forward(0, i, chunk, chain);
-           le.heads_backward(0, i, chunk, chain);
-         });
+  if (!chunk.has_loss && chunk.mtp_layers.empty()) return {};
+  return table_->get(table_->heads, {chunk.has_loss, static_cast<int>(chunk.mtp_layers.size())}, [&] {
+    return steady([&](OpWriter&, LayerEmitter& le, Chain& chain, int i) {
+      le.heads_forward(0, i, chunk, chain);
+      le.heads_backward(0, i, chunk, chain);
+    });
+  });
 }
 
 Timed UnitProbe::chunk_forward_backward(int rank, int chunk) { return chunk_units(rank, chunk, false); }
@@ -117,14 +130,10 @@ Timed UnitProbe::chunk_units(int rank, int chunk, bool merged) {
   const auto order = chunk_layer_order(ch, layers);
   const auto& fwd = order.forward;
   const auto& bwd = order.backward;
-  // Chunks of the same layer kinds, embedding and heads cost the same: the key is their cost kinds in order,
-  // with null entries marking the embedding and each head.
-  std::vector<const workload::LayerCosts*> key;
-  for (int l : fwd) key.push_back(&ctx_.cost_of(l));
-  key.insert(key.end(), {nullptr, ch.has_embedding ? &ctx_.cost_of(0) : nullptr, nullptr,
-                         ch.has_loss ? &ctx_.cost_of(0) : nullptr});
-  const auto cache_key = std::make_pair(key, merged);
-  if (auto it = chunks_.find(cache_key); it != chunks_.end()) return it->second;
+  // Chunks of the same layer kinds (MTP layers marked: they bring their heads), embedding and loss cost the
+  // same.
+  ProbeTable::ChunkKey key{{}, ch.has_embedding, ch.has_loss, merged};
+  for (int l : fwd) std::get<0>(key).push_back(kind_of(l));
   auto emit = [&](OpWriter& out, LayerEmitter& le, Chain& chain, int i) {
     const auto dp = workload::make_dp_strategy(workload::dp_strategy_name_for(ctx_.in.layout), ctx_, out, 0);
     auto pass = [&](const std::vector<int>& layer_ids, bool forward, Chain& c, int mb) {
@@ -160,7 +169,7 @@ Timed UnitProbe::chunk_units(int rank, int chunk, bool merged) {
     if (ch.has_embedding) le.embedding_wgrad(0, 2 * i, b);
     chain.last = out.join(0, -1, -1, f.last, b.last);
   };
-  return chunks_[cache_key] = steady(emit);
+  return table_->get(table_->chunks, key, [&] { return steady(emit); });
 }
 
 Timed UnitProbe::pp_send() {

@@ -7,13 +7,15 @@
 //
 // Steady state: work that repeats (layers, heads) is measured twice and once, and the difference kept, so the
 // probe's cold start (the first launch with an idle host) is not charged to every repetition.
-// Results are cached per layer-cost kind (StepContext::cost_of), so a probe costs a few small simulations per
-// kind, whatever the number of layers.
+// Results are kept per layer-cost kind in a ProbeTable (probe_cache.hpp), so a probe costs a few small
+// simulations per kind, whatever the number of layers; given a ProbeCache, layouts that share their layer-shaping
+// context (a search's candidates that differ in pp, vpp or the stage layout) share the table.
 #include <functional>
 #include <map>
 #include <memory>
 #include <tuple>
 
+#include "estimate/probe_cache.hpp"
 #include "estimate/timed.hpp"
 #include "layout/pipeline_layout.hpp"
 #include "opgraph/op_graph.hpp"
@@ -33,7 +35,8 @@ ChunkLayerOrder chunk_layer_order(const layout::ChunkAssignment& chunk, int num_
 
 class UnitProbe {
  public:
-  explicit UnitProbe(const workload::StepContext& ctx);
+  // `cache`: shared probe results (null: this probe's own).
+  explicit UnitProbe(const workload::StepContext& ctx, ProbeCache* cache = nullptr);
 
   // One decoder layer (index < num_layers) or MTP layer (num_layers + k), steady state.
   Timed forward(int layer);
@@ -69,10 +72,9 @@ class UnitProbe {
   std::unique_ptr<workload::NetworkBinding> binding_;
   opgraph::NetworkModel network_;
   std::vector<opgraph::RankInfo> ranks_;
-  std::map<std::tuple<const workload::LayerCosts*, bool>, Timed> layers_;
-  std::map<std::pair<bool, int>, Timed> heads_;
+  std::shared_ptr<ProbeTable> table_;
   Timed chunk_units(int rank, int chunk, bool merged);
-  std::map<std::pair<std::vector<const workload::LayerCosts*>, bool>, Timed> chunks_;
+  LayerKind kind_of(int layer) const;
 };
 
 }  // namespace moesim::estimate

@@ -46,7 +46,7 @@ struct Outcome {
 };
 
 Outcome evaluate(const predict::Case& base, const layout::Layout& l, std::uint64_t index,
-                 const predict::PredictOptions& o) {
+                 const predict::PredictOptions& o, estimate::ProbeCache& cache) {
   predict::Case c{base.model, base.system, l};
   if (c.layout.pp_layout.empty()) c.layout.pp_layout = predict::default_pipeline_layout(c.model, c.layout);
   const auto problems = layout::feasibility_problems(c.layout, memory::model_facts(c.model));
@@ -56,7 +56,7 @@ Outcome evaluate(const predict::Case& base, const layout::Layout& l, std::uint64
                    c.layout,
                    predict::layout_summary(c.layout),
                    megatron_args(c.layout),
-                   estimate::estimate_step(c, o),
+                   estimate::estimate_step(c, o, &cache),
                    std::nullopt};
     return {std::move(r), ""};
   } catch (const InfeasibleError& e) {
@@ -83,6 +83,8 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
   predict::PredictOptions o = options.predict;
   o.check_memory = true;
   o.keep_timeline = false;
+  // Candidates that differ only in their pipeline split share their unit probes (estimate/probe_cache.hpp).
+  estimate::ProbeCache cache;
 
   // Candidates are evaluated in blocks (in parallel within a block) so that memory stays bounded.
   std::vector<std::pair<layout::Layout, std::uint64_t>> block;
@@ -91,8 +93,9 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
   std::uint64_t done = 0;
   SkipCounts skipped;
   auto flush = [&] {
-    const auto outcomes = parallel_map<Outcome>(
-        block.size(), options.jobs, [&](std::size_t i) { return evaluate(base, block[i].first, block[i].second, o); });
+    const auto outcomes = parallel_map<Outcome>(block.size(), options.jobs, [&](std::size_t i) {
+      return evaluate(base, block[i].first, block[i].second, o, cache);
+    });
     for (const auto& out : outcomes) {
       if (out.ranked) {
         ++result.feasible;
