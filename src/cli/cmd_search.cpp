@@ -42,15 +42,27 @@ std::string dimension_of(const std::string& key) {
                                                        {"overlap_moe_expert_parallel_comm", "a2a-overlap"},
                                                        {"tp_comm_overlap", "tp-comm-overlap"},
                                                        {"cuda_graph", "cuda-graph"},
-                                                       {"fsdp", "fsdp"}};
+                                                       {"fsdp", "fsdp"},
+                                                       {"schedule", "schedule"}};
   const auto it = dims.find(key);
   return it == dims.end() ? "" : it->second;
 }
 
+// A boolean dimension's pins as the search space spells them (1, 0), from the layout flags' spellings, each
+// value possibly a comma list (--a2a-overlap true,false).
 std::string bool_pins(const std::vector<std::string>& values) {
   if (values.empty()) return "1";
   std::string s;
-  for (const auto& v : values) s += (s.empty() ? "" : ",") + std::string(v == "true" ? "1" : v == "false" ? "0" : v);
+  auto add = [&s](const std::string& v) {
+    const bool yes = v == "true" || v == "yes" || v == "on", no = v == "false" || v == "no" || v == "off";
+    s += (s.empty() ? "" : ",") + (yes ? std::string("1") : no ? std::string("0") : v);
+  };
+  for (const auto& v : values) {
+    std::size_t from = 0;
+    for (std::size_t comma; (comma = v.find(',', from)) != std::string::npos; from = comma + 1)
+      add(v.substr(from, comma - from));
+    add(v.substr(from));
+  }
   return s;
 }
 

@@ -1,11 +1,13 @@
 #include "estimate/estimate_step.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "core/error.hpp"
 
 #include "estimate/pipeline_formulas.hpp"
+#include "estimate/unit_pipeline.hpp"
 #include "estimate/unit_probe.hpp"
 #include "layout/schedule_counts.hpp"
 #include "workload/pipeline_schedule.hpp"
@@ -20,7 +22,7 @@ struct RankTimed {
 
 // One micro-batch of every chunk of pipeline rank `rank`: its forwards, its backwards and, when the schedule
 // merges them, its forward/backward pairs (the walker pairs forward layer k with backward layer k).
-RankTimed rank_units(const workload::StepContext& ctx, UnitProbe& probe, int rank, bool merged) {
+RankTimed rank_units(const workload::StepContext& ctx, UnitProbe& probe, int rank, bool merged, bool steady) {
   const int layers = static_cast<int>(ctx.in.model.num_layers);
   RankTimed t;
   for (int c = 0; c < ctx.in.stages.vpp; ++c) {
@@ -33,27 +35,85 @@ RankTimed rank_units(const workload::StepContext& ctx, UnitProbe& probe, int ran
     t.bwd += probe.heads(ch);
     for (int l : bwd) t.bwd += probe.backward(l);
     if (ch.has_embedding) t.bwd += probe.embedding_wgrad();
-    t.steady += probe.chunk_forward_backward(rank, c);
+    if (steady) t.steady += probe.chunk_forward_backward(rank, c);
     if (merged) t.pair += probe.chunk_pair(rank, c);
   }
   return t;
+}
+
+// The units of one chunk of a rank as the zero-bubble and DualPipe schedules run them: forward, full backward,
+// input-gradient backward and W (the embedding's weight gradient goes with the W, as the walker runs it).
+// Units run back to back, the host issuing one while the GPU runs the one before: the per-layer sums are scaled
+// by what a forward and a backward of the chunk take in a row (chunk_forward_backward) over their sum, which is
+// what the closed forms use too. A pair's saving is measured against that steady pair.
+struct ChunkTimed {
+  Timed fwd, bwd, bwd_input, wgrad, pair_gain;
+};
+
+ChunkTimed chunk_units(const workload::StepContext& ctx, UnitProbe& probe, int rank, int chunk, bool pairs) {
+  const auto& ch = ctx.in.stages.chunk(rank, chunk);
+  const auto order = chunk_layer_order(ch, static_cast<int>(ctx.in.model.num_layers));
+  ChunkTimed t;
+  if (ch.has_embedding) t.fwd += probe.embedding_forward();
+  for (int l : order.forward) t.fwd += probe.forward(l);
+  t.bwd += probe.heads(ch);
+  t.bwd_input += probe.heads_input(ch);
+  t.wgrad += probe.heads_wgrad(ch);
+  for (int l : order.backward) {
+    t.bwd += probe.backward(l);
+    t.bwd_input += probe.backward_input(l);
+    t.wgrad += probe.weight_gradients(l);
+  }
+  if (ch.has_embedding) {
+    t.bwd += probe.embedding_wgrad();
+    t.wgrad += probe.embedding_wgrad();
+  }
+  const Timed steady = probe.chunk_forward_backward(rank, chunk);
+  const double sum = t.fwd.seconds + t.bwd.seconds;
+  if (sum > 0 && steady.seconds < sum) {
+    const double k = steady.seconds / sum;
+    for (Timed* u : {&t.fwd, &t.bwd, &t.bwd_input, &t.wgrad}) *u = u->scaled(k);
+  }
+  if (pairs) t.pair_gain = t.fwd + t.bwd - probe.chunk_pair(rank, chunk);
+  return t;
+}
+
+// The pipeline from the schedule's own unit lists (unit_pipeline.hpp), for the schedules with W units or
+// overlapped pairs.
+UnitPipelineTimes listed_pipeline(const workload::StepContext& ctx, UnitProbe& probe, const std::string& schedule,
+                                  double p2p_s) {
+  const auto& stages = ctx.in.stages;
+  const bool pairs = ctx.in.model.is_moe() && layout::overlaps_chunk_pairs(layout::resolve_schedule(ctx.in.layout));
+  std::vector<std::vector<ChunkTimed>> chunks(static_cast<std::size_t>(stages.pp));
+  for (int r = 0; r < stages.pp; ++r)
+    for (int c = 0; c < stages.vpp; ++c) chunks[r].push_back(chunk_units(ctx, probe, r, c, pairs));
+  auto at = [&](int r, int c) -> const ChunkTimed& { return chunks[r][static_cast<std::size_t>(c)]; };
+  UnitDurations d;
+  d.forward = [&](int r, int c) { return at(r, c).fwd; };
+  d.backward = [&](int r, int c, bool with_wgrad) { return with_wgrad ? at(r, c).bwd : at(r, c).bwd_input; };
+  d.wgrad = [&](int r, int c) { return at(r, c).wgrad; };
+  // A pair of two chunks saves the mean of what each chunk's own pair saves.
+  d.pair = [&](int r, int f, int b, bool with_wgrad) {
+    const Timed gain = (at(r, f).pair_gain + at(r, b).pair_gain).scaled(0.5);
+    return at(r, f).fwd + (with_wgrad ? at(r, b).bwd : at(r, b).bwd_input) - gain;
+  };
+  return unit_pipeline_times(workload::schedule_named(schedule), stages, ctx.in.layout.num_microbatches(), p2p_s, pairs,
+                             d);
 }
 
 }  // namespace
 
 report::StepReport estimate_step(const predict::Case& c, const predict::PredictOptions& options, ProbeCache* cache) {
   const auto kind = layout::resolve_schedule(c.layout);
-  if (kind != layout::Schedule::one_f_one_b && kind != layout::Schedule::interleaved)
-    throw UsageError(
-        "estimate: the closed form covers Megatron's 1F1B, interleaved 1F1B and combined 1F1B (A2A "
-        "overlap); schedule " +
-        std::string(layout::to_string(kind)) + " needs `moesim run`");
+  // Megatron's schedules have closed forms (pipeline_formulas.hpp); the others are listed unit by unit.
+  const bool textbook = kind == layout::Schedule::one_f_one_b || kind == layout::Schedule::interleaved;
   const predict::PreparedCase prep = predict::prepare_case(c, options);
   const workload::StepInputs in{c.model, c.layout, prep.stages, c.system, *prep.kernels, options.params, &prep.memory};
   const workload::StepContext ctx(in);
   UnitProbe probe(ctx, cache);
   const int pp = prep.stages.pp, vpp = prep.stages.vpp;
-  const auto& schedule = workload::schedule_named(workload::schedule_name_for(c.layout, vpp));
+  const std::string schedule_name(workload::schedule_name_for(c.layout, vpp));
+  const auto& schedule = workload::schedule_named(schedule_name);
   PipelineShape shape;
   shape.pp = pp;
   shape.vpp = vpp;
@@ -64,11 +124,13 @@ report::StepReport estimate_step(const predict::Case& c, const predict::PredictO
   std::vector<RankTimed> timed;
   std::vector<RankUnits> units;
   for (int r = 0; r < pp; ++r) {
-    timed.push_back(rank_units(ctx, probe, r, shape.merged));
+    timed.push_back(rank_units(ctx, probe, r, shape.merged, textbook));
     const auto& t = timed.back();
     units.push_back({t.fwd.seconds, t.bwd.seconds, t.pair.seconds, t.steady.seconds});
   }
-  const PipelineTimes pipe = pipeline_times(shape, units);
+  std::optional<UnitPipelineTimes> listed;
+  if (!textbook) listed = listed_pipeline(ctx, probe, schedule_name, shape.p2p_s);
+  const PipelineTimes pipe = listed ? listed->times : pipeline_times(shape, units);
 
   // The distributed optimizer gathers every chunk's parameters at the step's start, one after another on the DP
   // stream; chunk c's first forward on rank 0 comes c pp forwards in, so the gathers show where they outrun the
@@ -101,12 +163,14 @@ report::StepReport estimate_step(const predict::Case& c, const predict::PredictO
   double most = -1;
   for (int r = 0; r < pp; ++r) {
     const auto& t = timed[static_cast<std::size_t>(r)];
-    const double compute = (t.fwd.share("compute") + t.bwd.share("compute")) * m + tails[r].share("optimizer");
+    const double busy = listed ? listed->busy[static_cast<std::size_t>(r)].share("compute")
+                               : (t.fwd.share("compute") + t.bwd.share("compute")) * m;
+    const double compute = busy + tails[r].share("optimizer");
     if (compute > most) most = compute, critical = r;
   }
   const auto& t = timed[static_cast<std::size_t>(critical)];
-  Timed whole = t.steady.scaled(m);
-  if (shape.merged && t.pair.seconds > 0) {
+  Timed whole = listed ? listed->busy[static_cast<std::size_t>(critical)] : t.steady.scaled(m);
+  if (!listed && shape.merged && t.pair.seconds > 0) {
     const double all = m * vpp;
     const double w = std::min<double>(all, layout::warmup_forwards(pp, vpp, critical, true));
     whole = t.steady.scaled(w / vpp) + t.pair.scaled((all - w) / vpp);

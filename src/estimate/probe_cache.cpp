@@ -20,10 +20,10 @@ std::size_t ProbeCache::KeyHash::operator()(const Key& k) const {
   const auto& l = k.layout;
   std::size_t h = 0;
   auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
-  for (int v : {l.tp, l.cp, l.ep, l.etp, l.mbs, static_cast<int>(l.precision), static_cast<int>(l.dispatcher),
-                static_cast<int>(l.recompute.granularity), static_cast<int>(l.cuda_graph),
-                static_cast<int>(l.grouped_gemm), static_cast<int>(l.a2a_overlap), static_cast<int>(l.tp_comm_overlap),
-                static_cast<int>(l.fsdp)})
+  for (int v :
+       {l.tp, l.cp, l.ep, l.etp, l.mbs, static_cast<int>(l.precision), static_cast<int>(l.dispatcher),
+        static_cast<int>(l.recompute.granularity), static_cast<int>(l.cuda_graph), static_cast<int>(l.grouped_gemm),
+        static_cast<int>(l.a2a_overlap), static_cast<int>(l.tp_comm_overlap), static_cast<int>(l.fsdp)})
     mix(std::hash<int>{}(v));
   mix(std::hash<std::uint32_t>{}(l.recompute.modules));
   for (const auto& p : k.placed) mix(std::hash<int>{}(p.size * 131 + p.domains));

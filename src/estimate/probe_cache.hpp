@@ -36,12 +36,12 @@ using LayerKind = std::tuple<bool, bool, std::int64_t>;
 // The probes of one layer-shaping context, by what each depends on within it.
 class ProbeTable {
  public:
-  // Layer probe (kind, forward).
-  using LayerKey = std::pair<LayerKind, bool>;
+  // Layer probe (kind, pass: UnitProbe's Pass as an int).
+  using LayerKey = std::pair<LayerKind, int>;
   // Chunk probe: the chunk's layer kinds in forward order, then embedding and loss flags, and whether merged.
   using ChunkKey = std::tuple<std::vector<LayerKind>, bool, bool, bool>;
-  // Heads probe (has loss, MTP layers).
-  using HeadsKey = std::pair<bool, int>;
+  // Heads probe (has loss, MTP layers, part: 0 whole, 1 without weight gradients, 2 weight gradients).
+  using HeadsKey = std::tuple<bool, int, int>;
   // Single probes by name ("embedding_forward", "embedding_wgrad").
   using NamedKey = std::string;
 
@@ -72,9 +72,9 @@ class ProbeCache {
   std::size_t contexts() const;
 
   struct Key {
-    layout::Layout layout;                        // pipeline-split fields cleared
+    layout::Layout layout;                         // pipeline-split fields cleared
     std::vector<workload::GroupPlacement> placed;  // tp, cp, etp, ep (+ dp_cp, edp with FSDP)
-    bool single_stage = false;                    // pp == 1 (FSDP only)
+    bool single_stage = false;                     // pp == 1 (FSDP only)
     std::string model, system;
     bool operator==(const Key& o) const;
   };

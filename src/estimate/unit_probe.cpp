@@ -62,16 +62,22 @@ workload::LayerRun UnitProbe::run_of(int layer, int mb, Chain& chain) const {
 }
 
 // A run of identical layers through the DP strategy's per-layer hooks (FSDP's gathers, prefetches and reshards;
-// nothing for the distributed optimizer), as the schedule walker runs a unit's layers.
-Timed UnitProbe::layer_units(int layer, bool forward) const {
+// nothing for the distributed optimizer), as the schedule walker runs a unit's layers; for the split backward,
+// each layer's W right after its B.
+Timed UnitProbe::layer_units(int layer, Pass pass) const {
   auto emit_n = [&](int n) {
-    return [this, layer, forward, n](OpWriter& out, LayerEmitter& le, Chain& chain, int) {
+    return [this, layer, pass, n](OpWriter& out, LayerEmitter& le, Chain& chain, int) {
       const auto dp = workload::make_dp_strategy(workload::dp_strategy_name_for(ctx_.in.layout), ctx_, out, 0);
+      const bool forward = pass == Pass::forward;
       std::vector<workload::LayerRun> runs;
-      for (int k = 0; k < n; ++k) runs.push_back(run_of(layer, 0, chain));
+      for (int k = 0; k < n; ++k) {
+        runs.push_back(run_of(layer, 0, chain));
+        runs.back().defer_wgrad = pass == Pass::backward_input || pass == Pass::backward_then_wgrad;
+      }
       for (std::size_t k = 0; k < runs.size(); ++k) {
         dp->before_layer(runs, k, forward, chain);
         forward ? le.forward(runs[k]) : le.backward(runs[k]);
+        if (pass == Pass::backward_then_wgrad) le.weight_gradients(runs[k]);
         dp->after_layer(runs, k, forward, chain);
       }
     };
@@ -87,16 +93,17 @@ LayerKind UnitProbe::kind_of(int layer) const {
 
 // A layer's units depend on its cost class only (an MTP layer runs the layer of its MLP kind with full
 // attention, StepContext::cost_of): the MTP flag is left out of the layer key.
-Timed UnitProbe::forward(int layer) {
+Timed UnitProbe::layer_probe(int layer, Pass pass) {
   auto kind = kind_of(layer);
   std::get<0>(kind) = false;
-  return table_->get(table_->layers, {kind, true}, [&] { return layer_units(layer, true); });
+  return table_->get(table_->layers, {kind, static_cast<int>(pass)}, [&] { return layer_units(layer, pass); });
 }
 
-Timed UnitProbe::backward(int layer) {
-  auto kind = kind_of(layer);
-  std::get<0>(kind) = false;
-  return table_->get(table_->layers, {kind, false}, [&] { return layer_units(layer, false); });
+Timed UnitProbe::forward(int layer) { return layer_probe(layer, Pass::forward); }
+Timed UnitProbe::backward(int layer) { return layer_probe(layer, Pass::backward); }
+Timed UnitProbe::backward_input(int layer) { return layer_probe(layer, Pass::backward_input); }
+Timed UnitProbe::weight_gradients(int layer) {
+  return layer_probe(layer, Pass::backward_then_wgrad) - layer_probe(layer, Pass::backward_input);
 }
 
 Timed UnitProbe::embedding_forward() {
@@ -111,14 +118,23 @@ Timed UnitProbe::embedding_wgrad() {
   });
 }
 
-Timed UnitProbe::heads(const layout::ChunkAssignment& chunk) {
+// The heads' forward and backward of one micro-batch: whole (part 0), without their weight gradients (part 1),
+// or those and then the weight gradients (part 2; heads_wgrad is the difference).
+Timed UnitProbe::heads_part(const layout::ChunkAssignment& chunk, int part) {
   if (!chunk.has_loss && chunk.mtp_layers.empty()) return {};
-  return table_->get(table_->heads, {chunk.has_loss, static_cast<int>(chunk.mtp_layers.size())}, [&] {
+  return table_->get(table_->heads, {chunk.has_loss, static_cast<int>(chunk.mtp_layers.size()), part}, [&] {
     return steady([&](OpWriter&, LayerEmitter& le, Chain& chain, int i) {
       le.heads_forward(0, i, chunk, chain);
-      le.heads_backward(0, i, chunk, chain);
+      le.heads_backward(0, i, chunk, chain, part != 0);
+      if (part == 2) le.heads_wgrad(0, i, chunk, chain);
     });
   });
+}
+
+Timed UnitProbe::heads(const layout::ChunkAssignment& chunk) { return heads_part(chunk, 0); }
+Timed UnitProbe::heads_input(const layout::ChunkAssignment& chunk) { return heads_part(chunk, 1); }
+Timed UnitProbe::heads_wgrad(const layout::ChunkAssignment& chunk) {
+  return heads_part(chunk, 2) - heads_part(chunk, 1);
 }
 
 Timed UnitProbe::chunk_forward_backward(int rank, int chunk) { return chunk_units(rank, chunk, false); }

@@ -41,10 +41,17 @@ class UnitProbe {
   // One decoder layer (index < num_layers) or MTP layer (num_layers + k), steady state.
   Timed forward(int layer);
   Timed backward(int layer);  // with its recompute
+  // The zero-bubble split of backward(layer): its input-gradient part (recompute included) and its weight
+  // gradients run later as a W unit.
+  Timed backward_input(int layer);
+  Timed weight_gradients(int layer);
   Timed embedding_forward();
   Timed embedding_wgrad();
   // The loss and MTP heads of a chunk, forward and backward (what a backward unit runs before its layers).
   Timed heads(const layout::ChunkAssignment& chunk);
+  // The same without their weight gradients, and those weight gradients as a W unit runs them.
+  Timed heads_input(const layout::ChunkAssignment& chunk);
+  Timed heads_wgrad(const layout::ChunkAssignment& chunk);
   // The steady state of one micro-batch's forward and another's backward through chunk `chunk` of pipeline
   // rank `rank`, one after the other as 1F1B runs them: the host's issue of one overlaps the other's GPU work,
   // which per-layer sums cannot see when the step is host-bound.
@@ -65,7 +72,10 @@ class UnitProbe {
   using Emit = std::function<void(workload::OpWriter&, workload::LayerEmitter&, workload::Chain&, int repeat)>;
   Timed measure(const Emit& emit, int repeats) const;
   Timed steady(const Emit& emit) const { return measure(emit, 2) - measure(emit, 1); }
-  Timed layer_units(int layer, bool forward) const;
+  enum class Pass { forward, backward, backward_input, backward_then_wgrad };
+  Timed layer_units(int layer, Pass pass) const;
+  Timed layer_probe(int layer, Pass pass);
+  Timed heads_part(const layout::ChunkAssignment& chunk, int part);
   workload::LayerRun run_of(int layer, int mb, workload::Chain& chain) const;
 
   const workload::StepContext& ctx_;

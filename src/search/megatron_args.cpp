@@ -1,6 +1,9 @@
 #include "search/megatron_args.hpp"
 
+#include <string>
 #include <vector>
+
+#include "layout/schedule_counts.hpp"
 
 namespace moesim::search {
 namespace {
@@ -86,6 +89,12 @@ std::string megatron_args(const layout::Layout& l) {
   if (l.cuda_graph == layout::CudaGraph::partial)
     flag(s, "--cuda-graph-impl transformer_engine --cuda-graph-modules", graph_modules_of(l.cuda_graph_scopes));
   if (l.mtp > 0) flag(s, "--mtp-num-layers", n(l.mtp));
+  // The zero-bubble and DualPipe schedules are not Megatron-LM options: say so after a shell comment sign, so
+  // that the line still pastes.
+  const auto kind = layout::resolve_schedule(l);
+  if (kind != layout::Schedule::one_f_one_b && kind != layout::Schedule::interleaved)
+    s += "  # pipeline schedule " + std::string(layout::to_string(kind)) + ": not a Megatron-LM option (" +
+         std::string(layout::schedule_source(kind)) + ")";
   return s;
 }
 

@@ -89,7 +89,7 @@ const std::vector<std::string>& dimension_names() {
   static const std::vector<std::string> names{
       "tp",         "cp",         "ep",           "etp",         "mbs",
       "recompute",  "dispatcher", "grouped-gemm", "a2a-overlap", "tp-comm-overlap",
-      "cuda-graph", "pp",         "vpp",          "fsdp"};
+      "cuda-graph", "pp",         "vpp",          "schedule",    "fsdp"};
   return names;
 }
 
@@ -139,6 +139,14 @@ SearchSpace make_space(const model::ModelSpec& m, const layout::Layout& base, co
   using layout::CudaGraph;
   s.cuda_graph = select_named<CudaGraph>("cuda-graph", pins, {CudaGraph::none, CudaGraph::partial, CudaGraph::full},
                                          [](const CudaGraph& g) { return std::string(layout::to_string(g)); });
+  using layout::Schedule;
+  const std::vector<Schedule> schedules{Schedule::auto_,       Schedule::zb_h1,      Schedule::interleaved_zb,
+                                        Schedule::zbv,         Schedule::dualpipe,   Schedule::dualpipev,
+                                        Schedule::one_f_one_b, Schedule::interleaved};
+  s.schedule = pins.count("schedule")
+                   ? select_named<Schedule>("schedule", pins, schedules,
+                                            [](const Schedule& k) { return std::string(layout::to_string(k)); })
+                   : std::vector<Schedule>{Schedule::auto_};
   return s;
 }
 
@@ -148,7 +156,7 @@ std::uint64_t for_each_candidate(const SearchSpace& s, const model::ModelSpec& m
   const int layers = static_cast<int>(m.num_layers);
   std::uint64_t index = 0;
   layout::Layout l = base;
-  const std::uint64_t inner = s.pp.size() * s.vpp.size() * s.fsdp.size();
+  const std::uint64_t inner = s.pp.size() * s.vpp.size() * s.schedule.size() * s.fsdp.size();
   for (int tp : s.tp)
     for (int cp : s.cp)
       for (int ep : s.ep)
@@ -167,29 +175,30 @@ std::uint64_t for_each_candidate(const SearchSpace& s, const model::ModelSpec& m
                         }
                         for (int pp : s.pp)
                           for (int vpp : s.vpp)
-                            for (bool fsdp : s.fsdp) {
-                              const std::uint64_t i = index++;
-                              const char* why = nullptr;
-                              if (base.gpus % (tp * cp * pp) != 0)
-                                why = "tp x cp x pp does not divide the GPUs";
-                              else if (base.gpus % (etp * ep * pp) != 0)
-                                why = "etp x ep x pp does not divide the GPUs";
-                              else if (base.gbs % (mbs * (base.gpus / (tp * cp * pp))) != 0)
-                                why = "global batch not a multiple of mbs x dp";
-                              else if (vpp > 1 && pp == 1)
-                                why = "vpp > 1 needs pp > 1";
-                              else if (pp * vpp > layers)
-                                why = "more virtual stages than decoder layers";
-                              if (why) {
-                                ++skipped[why];
-                                continue;
+                            for (auto schedule : s.schedule)
+                              for (bool fsdp : s.fsdp) {
+                                const std::uint64_t i = index++;
+                                const char* why = nullptr;
+                                if (base.gpus % (tp * cp * pp) != 0)
+                                  why = "tp x cp x pp does not divide the GPUs";
+                                else if (base.gpus % (etp * ep * pp) != 0)
+                                  why = "etp x ep x pp does not divide the GPUs";
+                                else if (base.gbs % (mbs * (base.gpus / (tp * cp * pp))) != 0)
+                                  why = "global batch not a multiple of mbs x dp";
+                                else if (vpp > 1 && pp == 1)
+                                  why = "vpp > 1 needs pp > 1";
+                                else if (pp * vpp > layers)
+                                  why = "more virtual stages than decoder layers";
+                                if (why) {
+                                  ++skipped[why];
+                                  continue;
+                                }
+                                l.tp = tp, l.cp = cp, l.ep = ep, l.etp = etp, l.mbs = mbs, l.recompute = rc;
+                                l.dispatcher = d, l.grouped_gemm = gg, l.a2a_overlap = a2a, l.tp_comm_overlap = tpo;
+                                l.cuda_graph = cg, l.cuda_graph_scopes = layout::kDefaultGraphScopes;
+                                l.pp = pp, l.vpp = vpp, l.schedule = schedule, l.fsdp = fsdp, l.pp_layout.clear();
+                                visit(l, i);
                               }
-                              l.tp = tp, l.cp = cp, l.ep = ep, l.etp = etp, l.mbs = mbs, l.recompute = rc;
-                              l.dispatcher = d, l.grouped_gemm = gg, l.a2a_overlap = a2a, l.tp_comm_overlap = tpo;
-                              l.cuda_graph = cg, l.cuda_graph_scopes = layout::kDefaultGraphScopes;
-                              l.pp = pp, l.vpp = vpp, l.fsdp = fsdp, l.pp_layout.clear();
-                              visit(l, i);
-                            }
                       }
   return index;
 }

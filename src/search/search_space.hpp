@@ -4,7 +4,7 @@
 // ETP up to one 8-GPU box, CP up to 8, PP up to the layers); users pin or narrow any dimension.
 //
 // Order: dimensions that change a layer's cost (tp, cp, ep, etp, mbs, recompute, dispatcher, grouped GEMM,
-// overlaps, CUDA graphs) outermost, then the pipeline and data-parallel ones (pp, vpp, FSDP) innermost, so
+// overlaps, CUDA graphs) outermost, then the pipeline and data-parallel ones (pp, vpp, schedule, FSDP) innermost, so
 // consecutive candidates share their layer costs (the estimate caches them). The order is fixed: candidate i
 // is the same layout in every process, which is what --shard and merge rely on.
 #include <cstdint>
@@ -26,6 +26,9 @@ struct SearchSpace {
   std::vector<layout::GroupedGemm> grouped_gemm;
   std::vector<bool> a2a_overlap, tp_comm_overlap;
   std::vector<layout::CudaGraph> cuda_graph;  // partial = Megatron's default scopes
+  // Pipeline schedules: auto (Megatron's 1F1B or interleaved by vpp) unless the user lists others, since each one
+  // multiplies the space (--schedule auto,zb-h1,dualpipe).
+  std::vector<layout::Schedule> schedule;
 };
 
 // What the user narrowed, by dimension name ("tp", "recompute", ...): the flag's text. Absent = all allowed.

@@ -37,6 +37,18 @@ TEST_CASE("estimate follows the engine on small layouts (within 8 %)") {
       [](layout::Layout& l) { l.recompute.granularity = layout::RecomputeGranularity::full; },
       [](layout::Layout& l) { l.cuda_graph = layout::CudaGraph::full; },
       [](layout::Layout& l) { l.pp = 1, l.ep = 8, l.fsdp = true; },
+      // The schedules listed unit by unit (unit_pipeline.hpp).
+      [](layout::Layout& l) { l.pp = 2, l.ep = 4, l.a2a_overlap = false, l.schedule = layout::Schedule::zb_h1; },
+      [](layout::Layout& l) {
+        l.pp = 2, l.vpp = 2, l.ep = 4, l.a2a_overlap = false, l.schedule = layout::Schedule::interleaved_zb;
+      },
+      [](layout::Layout& l) {
+        l.pp = 2, l.vpp = 2, l.ep = 4, l.a2a_overlap = false, l.schedule = layout::Schedule::zbv;
+      },
+      [](layout::Layout& l) { l.pp = 2, l.ep = 4, l.a2a_overlap = false, l.schedule = layout::Schedule::dualpipe; },
+      [](layout::Layout& l) {
+        l.pp = 2, l.vpp = 2, l.ep = 4, l.a2a_overlap = false, l.schedule = layout::Schedule::dualpipev;
+      },
   };
   for (std::size_t i = 0; i < std::size(tweaks); ++i) {
     const auto b = both(tweaks[i]);

@@ -120,3 +120,31 @@ TEST_CASE("Megatron arguments of a layout") {
     CHECK(a.find(part) != std::string::npos);
   }
 }
+
+TEST_CASE("schedules are searched only when listed; each listed one multiplies the space") {
+  SmallSearch s;
+  auto count = [&](const search::SpacePins& pins) {
+    const auto space = search::make_space(s.model, s.base.layout, pins);
+    search::SkipCounts skipped;
+    return search::for_each_candidate(space, s.model, s.base.layout, skipped,
+                                      [](const layout::Layout&, std::uint64_t) {});
+  };
+  CHECK(search::make_space(s.model, s.base.layout, s.pins).schedule ==
+        std::vector<layout::Schedule>{layout::Schedule::auto_});
+  auto pins = s.pins;
+  pins["schedule"] = "auto,zb-h1,dualpipe";
+  CHECK(count(pins) == 3 * count(s.pins));
+  pins["schedule"] = "zb-h2";
+  CHECK_THROWS_AS(search::make_space(s.model, s.base.layout, pins), UsageError);
+}
+
+TEST_CASE("Megatron arguments name a schedule Megatron-LM does not have after a comment sign") {
+  layout::Layout l;
+  l.gpus = 64, l.pp = 4, l.gbs = 512, l.seq = 4096;
+  l.schedule = layout::Schedule::dualpipe;
+  const auto a = search::megatron_args(l);
+  INFO(a);
+  CHECK(a.find("  # pipeline schedule dualpipe: not a Megatron-LM option (") != std::string::npos);
+  l.schedule = layout::Schedule::auto_;
+  CHECK(search::megatron_args(l).find('#') == std::string::npos);
+}
