@@ -2,9 +2,17 @@
 # Installs the Debian packages moesim builds with, if any is missing. Needs root (or sudo) only when installing.
 # `tools/setup.sh --sanitize` also installs clang and its runtime libraries (libFuzzer, ASan, UBSan), which only
 # the sanitizer and fuzz builds use (tools/test.sh --sanitize, tools/fuzz.sh); the default build needs neither.
+# `tools/setup.sh --mpi` also installs Open MPI, with which `mpirun -n N moesim search` spreads a search over
+# ranks (CMake finds it and builds it in; without it, search shards with --shard and merge).
 set -euo pipefail
 pkgs=(g++ cmake make libboost-graph-dev libeigen3-dev libcli11-dev nlohmann-json3-dev doctest-dev ccache python3)
-if [ "${1:-}" = "--sanitize" ]; then pkgs+=(clang libclang-rt-dev); fi
+for opt in "$@"; do
+  case "$opt" in
+    --sanitize) pkgs+=(clang libclang-rt-dev) ;;
+    --mpi) pkgs+=(libopenmpi-dev openmpi-bin) ;;
+    *) echo "setup.sh: unknown option $opt (expected --sanitize, --mpi)" >&2; exit 1 ;;
+  esac
+done
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 
 #include <CLI/CLI.hpp>
@@ -11,6 +12,7 @@
 #include "cli/opt_case.hpp"
 #include "core/error.hpp"
 #include "core/progress.hpp"
+#include "search/search_mpi.hpp"
 #include "search/search_output.hpp"
 #include "search/search_run.hpp"
 
@@ -131,7 +133,13 @@ void add_search_command(CLI::App& app, Context& ctx) {
       bar->advance(static_cast<std::size_t>(done - shown));
       shown = done;
     };
-    const auto result = search::run_search(base, space, options);
+    // Under mpirun the ranks split the candidates and rank 0 alone prints the merged result.
+    std::optional<search::SearchResult> spread;
+    if (search::launched_by_mpi()) {
+      spread = search::run_search_mpi(base, space, options);
+      if (!spread) return;
+    }
+    const auto result = spread ? std::move(*spread) : search::run_search(base, space, options);
     if (bar) bar->finish();
     if (!args->csv.empty()) {
       std::ofstream f(args->csv);

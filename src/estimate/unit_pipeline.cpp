@@ -88,12 +88,12 @@ std::vector<Task> tasks_of(const std::vector<ScheduleUnit>& units, bool merge_pa
 
 }  // namespace
 
-UnitPipelineTimes unit_pipeline_times(const workload::PipelineSchedule& schedule,
-                                      const layout::StageAssignment& stages, int microbatches, double p2p_s,
-                                      bool merge_pairs, const UnitDurations& d) {
+UnitPipelineTimes unit_pipeline_times(const workload::PipelineSchedule& schedule, const layout::StageAssignment& stages,
+                                      int microbatches, double p2p_s, bool merge_pairs, const UnitDurations& d) {
   const int pp = stages.pp;
   std::vector<std::vector<Task>> tasks;
-  for (int r = 0; r < pp; ++r) tasks.push_back(tasks_of(schedule.units({pp, stages.vpp, microbatches}, r), merge_pairs));
+  for (int r = 0; r < pp; ++r)
+    tasks.push_back(tasks_of(schedule.units({pp, stages.vpp, microbatches}, r), merge_pairs));
   Pipeline pipe(stages, p2p_s);
   std::vector<std::size_t> next(static_cast<std::size_t>(pp), 0);
   std::vector<double> free(static_cast<std::size_t>(pp), 0.0);

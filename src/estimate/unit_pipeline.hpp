@@ -38,8 +38,7 @@ struct UnitPipelineTimes {
 
 // `stages`: where each stage sits (layout::position_of). `merge_pairs`: paired units run merged (the step builder
 // merges them for MoE models only). Throws InternalError if the unit lists deadlock (a schedule bug).
-UnitPipelineTimes unit_pipeline_times(const workload::PipelineSchedule& schedule,
-                                      const layout::StageAssignment& stages, int microbatches, double p2p_s,
-                                      bool merge_pairs, const UnitDurations& d);
+UnitPipelineTimes unit_pipeline_times(const workload::PipelineSchedule& schedule, const layout::StageAssignment& stages,
+                                      int microbatches, double p2p_s, bool merge_pairs, const UnitDurations& d);
 
 }  // namespace moesim::estimate

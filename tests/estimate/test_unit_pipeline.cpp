@@ -94,8 +94,8 @@ TEST_CASE("unit pipeline, DualPipe and DualPipeV: the report's bubble when B - W
         CAPTURE(t.FB);
         for (int m : {2 * pp, 4 * pp}) {
           const auto p = play(name, pp, 2, m, t);
-          CHECK(most_idle(p) == doctest::Approx(layout::bubble_seconds(layout::parse_schedule(name), pp, t.F, t.B,
-                                                                       t.W, t.FB)));
+          CHECK(most_idle(p) ==
+                doctest::Approx(layout::bubble_seconds(layout::parse_schedule(name), pp, t.F, t.B, t.W, t.FB)));
         }
       }
 }

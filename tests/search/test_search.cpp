@@ -1,11 +1,13 @@
 // Layout search: value lists, the candidate count of a small space by hand, pruning reasons, the ranking's
 // independence of threads and shards, Megatron arguments (Kendall's tau is predict/ranking's, tested there).
 #include <cmath>
+#include <cstdlib>
 
 #include <doctest/doctest.h>
 
 #include "core/error.hpp"
 #include "search/megatron_args.hpp"
+#include "search/search_mpi.hpp"
 #include "search/search_run.hpp"
 #include "search/search_space.hpp"
 #include "search/value_list.hpp"
@@ -147,4 +149,21 @@ TEST_CASE("Megatron arguments name a schedule Megatron-LM does not have after a 
   CHECK(a.find("  # pipeline schedule dualpipe: not a Megatron-LM option (") != std::string::npos);
   l.schedule = layout::Schedule::auto_;
   CHECK(search::megatron_args(l).find('#') == std::string::npos);
+}
+
+TEST_CASE("an MPI launch is recognised by its environment; a build without MPI refuses it") {
+  ::unsetenv("OMPI_COMM_WORLD_SIZE");
+  ::unsetenv("PMI_SIZE");
+  CHECK_FALSE(search::launched_by_mpi());
+  ::setenv("PMI_SIZE", "1", 1);
+  CHECK_FALSE(search::launched_by_mpi());  // one rank: nothing to spread
+  ::setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
+  CHECK(search::launched_by_mpi());
+  ::unsetenv("OMPI_COMM_WORLD_SIZE");
+  ::unsetenv("PMI_SIZE");
+  if (!search::built_with_mpi()) {
+    const SmallSearch s;
+    const auto space = search::make_space(s.model, s.base.layout, s.pins);
+    CHECK_THROWS_AS(search::run_search_mpi(s.base, space, {}), UsageError);
+  }
 }
