@@ -141,3 +141,18 @@ TEST_CASE("the long-context dropless penalty of GT077-GT080 with one documented 
     CHECK(std::fabs(ratio - measured[i]) < 0.05);
   }
 }
+
+TEST_CASE("node-limited routing: fewer domains per token move fewer bytes across them; a limit >= the span is none") {
+  auto c = test::h100x8();
+  c.layout.gpus = 32;
+  c.layout.ep = 16;  // 16 EP ranks per pipeline stage: two 8-GPU boxes
+  c.layout.gbs = 64;
+  c.layout.dispatcher = layout::Dispatcher::deepep;
+  const double unlimited = run(c).report.step_time_s;
+  auto one = routing("balanced");
+  one.max_nodes = 1;
+  CHECK(run(c, one).report.step_time_s < unlimited);
+  auto two = one;
+  two.max_nodes = 2;
+  CHECK(run(c, two).report.step_time_s == unlimited);
+}
