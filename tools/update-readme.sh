@@ -158,7 +158,8 @@ stale = []
 for path, parts in [("README.md", [("accuracy-summary", summary)]),
                     ("docs/accuracy.md", [("accuracy-summary", summary), ("groundtruth", table),
                                           ("heldout", heldout), ("ladder", ladder), ("ranking", ranking),
-                                          ("scaling", scaling)])]:
+                                          ("scaling", scaling)]),
+                    (f"{mdir}/mlperf-v6-dsv3-gb200-scaling.md", [("scaling", scaling)])]:
     old = open(path).read()
     new = old
     for name, body in parts:
