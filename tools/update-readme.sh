@@ -2,7 +2,8 @@
 # Regenerates the accuracy tables of README.md and docs/accuracy.md from `moesim validate` on the bundled tables
 # (data/measurements/): the summary (README and docs), the development table's rows (`validate --markdown`), the
 # held-out set per system and model kind, the GB200 ladder's steps, and the layout sweeps' ranking per group (`validate
-# --ranking`: Kendall tau-b of measured vs predicted order, issue 17). Each sits between <!-- NAME:begin --> and
+# --ranking`: Kendall tau-b of measured vs predicted order, issue 17), and the MLPerf GB200 scaling series per point
+# with its 8,192 / 512 throughput-per-GPU ratio (issue 18). Each sits between <!-- NAME:begin --> and
 # <!-- NAME:end --> markers.
 #   tools/update-readme.sh           rewrite the files
 #   tools/update-readme.sh --check   change nothing; exit 1 naming each stale table (CI runs this)
@@ -28,11 +29,12 @@ m=data/measurements
 "$bin" validate --csv "$m/bridge_heldout.csv" --json >"$tmp/heldout.json"
 "$bin" validate --csv "$m/gb200_ladder.csv" --ladder --json >"$tmp/ladder.json"
 "$bin" validate --csv "$m/layout_sweeps.csv" --ranking --json >"$tmp/sweeps.json"
+"$bin" validate --csv "$m/mlperf-v6-dsv3-gb200-scaling.csv" --json >"$tmp/scaling.json"
 python3 - "$mode" "$tmp" "$m" <<'PY'
 import csv, json, math, statistics, sys
 mode, tmp, mdir = sys.argv[1], sys.argv[2], sys.argv[3]
 load = lambda name: json.load(open(f"{tmp}/{name}.json"))
-gt, ho, ld, sw = load("groundtruth"), load("heldout"), load("ladder"), load("sweeps")
+gt, ho, ld, sw, sc = load("groundtruth"), load("heldout"), load("ladder"), load("sweeps"), load("scaling")
 
 def errors(d): return [r["error_pct"] for r in d["rows"] if "error_pct" in r]
 def mean_abs_ln(d):
@@ -64,6 +66,31 @@ ranking_line = (f"Layout sweeps (`layout_sweeps.csv`, `validate --ranking`): mea
                 f"measured fastest in {rk['summary']['groups_top1_right']} of {len(rk['groups'])}; |error| on their "
                 f"rows median {rk['summary']['median_abs_error_pct']:.1f} %, p90 {rk['summary']['p90_abs_error_pct']:.1f} %.")
 
+# MLPerf scaling series: tokens/s/GPU = gbs x seq / step time / GPUs, measured and predicted, and the ratio of the
+# largest to the smallest point (the issue's target: within 5 points of the measured ratio).
+srows = {r["id"]: r for r in csv.DictReader(open(f"{mdir}/mlperf-v6-dsv3-gb200-scaling.csv", newline=""))}
+points = []
+for r in sc["rows"]:
+    if "error_pct" not in r:
+        continue
+    row = srows[r["id"]]
+    per_gpu = lambda step: int(row["gbs"]) * int(row["seq"]) / step / int(row["gpus"])
+    points.append((int(row["gpus"]), int(row["gbs"]), int(row["gbs"]) // (int(row["mbs"]) * int(row["dp"])),
+                   r["measured"], r["predicted"], r["error_pct"], per_gpu(r["measured"]), per_gpu(r["predicted"])))
+points.sort()
+lines = ["| GPUs | GBS | micro-batches per pipeline | measured step s | predicted step s | error | measured tokens/s/GPU | "
+         "predicted tokens/s/GPU |", "|---|---|---|---|---|---|---|---|"]
+for g, gbs, mb, ms, ps, err, mt, pt in points:
+    lines.append(f"| {g} | {gbs} | {mb} | {ms:.3f} | {ps:.3f} | {err:+.1f} % | {mt:.0f} | {pt:.0f} |")
+scaling_line = "MLPerf scaling series: not predicted."
+if len(points) >= 2:
+    a, b = points[0], points[-1]
+    scaling_line = (f"MLPerf DeepSeek-V3 on GB200 (`mlperf-v6-dsv3-gb200-scaling.csv`): tokens/s/GPU at {b[0]:,} GPUs over "
+                    f"{a[0]:,}: predicted {b[7] / a[7]:.3f}, measured {b[6] / a[6]:.3f} "
+                    f"({100 * (b[7] / a[7] - b[6] / a[6]):+.1f} points).")
+lines += ["", scaling_line]
+scaling = "\n".join(lines)
+
 right, judged = ladder_counts(ld)
 summary = "\n".join([
     "| table | what it is | rows predicted | median abs. error | p90 | max | mean abs. ln | within 10 % | above 30 % |",
@@ -72,10 +99,13 @@ summary = "\n".join([
     summary_row("`bridge_heldout.csv`", "held-out set (no fit saw it)", ho),
     summary_row("`gb200_ladder.csv`", "GB200 optimisation ladder", ld),
     summary_row("`layout_sweeps.csv`", "layout sweeps (off-recipe layouts)", sw),
+    summary_row("`mlperf-v6-dsv3-gb200-scaling.csv`", "MLPerf GB200 scaling series, 512-8,192 GPUs", sc),
     "",
     f"GB200 ladder direction: {right} of {judged} judged steps predicted in the measured direction.",
     "",
     ranking_line,
+    "",
+    scaling_line,
 ])
 
 lines = ["| group | rows | Kendall tau-b | median abs. error | p90 | max | measured fastest | predicted fastest | "
@@ -127,7 +157,9 @@ def replace(path, text, name, body):
 stale = []
 for path, parts in [("README.md", [("accuracy-summary", summary)]),
                     ("docs/accuracy.md", [("accuracy-summary", summary), ("groundtruth", table),
-                                          ("heldout", heldout), ("ladder", ladder), ("ranking", ranking)])]:
+                                          ("heldout", heldout), ("ladder", ladder), ("ranking", ranking),
+                                          ("scaling", scaling)]),
+                    (f"{mdir}/mlperf-v6-dsv3-gb200-scaling.md", [("scaling", scaling)])]:
     old = open(path).read()
     new = old
     for name, body in parts:

@@ -1,4 +1,5 @@
-// moesim run: simulate one training step of a case and print the step report.
+// moesim run: simulate one training step of a case and print the step report. `--gpus A,B,C` (optionally with
+// `--gbs` of the same length) runs the case at each GPU count and prints a scaling table instead.
 #include <fstream>
 #include <ostream>
 
@@ -6,24 +7,96 @@
 
 #include "cli/context.hpp"
 #include "cli/opt_case.hpp"
+#include "cli/opt_routing.hpp"
+#include "core/error.hpp"
 #include "report/chrome_trace.hpp"
+#include "report/scaling_table.hpp"
 
 namespace moesim::cli {
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (std::size_t comma; (comma = text.find(',', start)) != std::string::npos; start = comma + 1)
+    out.push_back(text.substr(start, comma - start));
+  out.push_back(text.substr(start));
+  return out;
+}
+
+// The values of a list-valued --gpus / --gbs ("512,2048,8192"); empty when the flag is absent or single.
+std::vector<std::string> list_of(const LayoutFlags& flags, const std::string& key) {
+  for (const auto& g : flags.given)
+    if (g.key == key && g.values.size() == 1 && g.values[0].find(',') != std::string::npos)
+      return split_list(g.values[0]);
+  return {};
+}
+
+void set_given(LayoutFlags& flags, const std::string& key, const std::string& value) {
+  for (auto& g : flags.given)
+    if (g.key == key) g.values = {value};
+}
+
+report::ScalingPoint scaling_point(const CaseFlags& flags, const RoutingFlags& routing, const Context& ctx) {
+  auto prepared = prepare_flags(flags, ctx);
+  apply_routing_flags(routing, prepared);
+  const auto& l = prepared.c.layout;
+  report::ScalingPoint p;
+  p.report = predict::predict_step(prepared.c, prepared.options).report;
+  p.gbs = l.gbs;
+  p.micro_batches = l.gbs / (l.mbs * l.dp());
+  return p;
+}
+
+void run_scaling(const CaseFlags& base, const RoutingFlags& routing, const Context& ctx, bool json) {
+  const auto gpus = list_of(base.layout, "gpus");
+  const auto gbs = list_of(base.layout, "gbs");
+  if (!gbs.empty() && gbs.size() != gpus.size())
+    throw UsageError("--gbs: give one value, or as many as --gpus (" + std::to_string(gpus.size()) + ")");
+  std::vector<report::ScalingPoint> points;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    CaseFlags flags = base;
+    set_given(flags.layout, "gpus", gpus[i]);
+    if (!gbs.empty()) set_given(flags.layout, "gbs", gbs[i]);
+    points.push_back(scaling_point(flags, routing, ctx));
+  }
+  if (!json) {
+    ctx.out << report::scaling_table(points);
+    return;
+  }
+  ctx.out << "[\n";
+  for (std::size_t i = 0; i < points.size(); ++i)
+    ctx.out << report::to_json_text(points[i].report) << (i + 1 < points.size() ? ",\n" : "");
+  ctx.out << "]\n";
+}
+
+}  // namespace
 
 void add_run_command(CLI::App& app, Context& ctx) {
   struct Args {
     CaseFlags flags;
+    RoutingFlags routing;
     bool json = false;
     std::string trace;
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand(
-      "run", "Simulate one training step (default: DeepSeek-V3 on 256 GB300 NVL72, the published Megatron recipe)");
+      "run",
+      "Simulate one training step (default: DeepSeek-V3 on 256 GB300 NVL72, the published Megatron recipe); "
+      "--gpus A,B,C prints a scaling table");
   add_case_flags(*sub, args->flags);
+  add_routing_flags(*sub, args->routing);
   sub->add_flag("--json", args->json, "Print the StepReport as JSON");
   sub->add_option("--trace", args->trace, "Write a Chrome trace / Perfetto JSON of the step to FILE");
   sub->callback([&ctx, args] {
+    if (!list_of(args->flags.layout, "gpus").empty()) {
+      if (!args->trace.empty()) throw UsageError("--trace takes one case; give --gpus a single value");
+      run_scaling(args->flags, args->routing, ctx, args->json);
+      return;
+    }
+    if (!list_of(args->flags.layout, "gbs").empty()) throw UsageError("--gbs A,B,...: only with --gpus A,B,...");
     auto prepared = prepare_flags(args->flags, ctx);
+    apply_routing_flags(args->routing, prepared);
     prepared.options.keep_timeline = !args->trace.empty();
     const auto& kernel_model = prepared.kernel_model;
     const auto p = predict::predict_step(prepared.c, prepared.options);

@@ -90,6 +90,8 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     std::string trace;
     std::string fit;
     std::string recipes;
+    std::string routing = "balanced";
+    std::uint64_t routing_seed = 1;
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand(
@@ -116,7 +118,13 @@ void add_validate_command(CLI::App& app, Context& ctx) {
   sub->add_option("--recipes", args->recipes,
                   "Recipe settings that fill the table's unstated software-stack cells: FILE | none (default with the "
                   "default --csv: data/measurements/groundtruth_recipes.csv; with another --csv: none)");
+  sub->add_option("--routing", args->routing,
+                  "What-if routing model for every row: balanced (default), dirichlet:ALPHA or zipf:S "
+                  "(workload/routing_model.hpp)");
+  sub->add_option("--routing-seed", args->routing_seed, "Seed of --routing dirichlet / zipf (default 1)");
   sub->callback([&ctx, args] {
+    if (args->routing.rfind("file:", 0) == 0)
+      throw UsageError("--routing file:PATH names one model's experts; use it with run, not validate");
     const auto root = config::data_dir(ctx.data_dir);
     const std::string csv =
         !args->csv.empty() ? args->csv : (root / "data" / "measurements" / "groundtruth.csv").string();
@@ -143,6 +151,8 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     predict::PredictOptions base;
     base.kernels = kernel_model.model.get();
     base.params = params.step;
+    base.routing = workload::parse_routing_spec(args->routing, 0);
+    base.routing.seed = args->routing_seed;
     if (!args->trace.empty() && args->explain.empty()) throw UsageError("--trace needs --explain ID");
     if (!args->fit.empty()) {
       auto request = parse_fit(args->fit);

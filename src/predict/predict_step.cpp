@@ -17,6 +17,18 @@ namespace {
 
 engine::SimResult simulate(const workload::StepWorkload& w) { return engine::Simulator().run(w.graph, w.network); }
 
+// Per MoE layer: the loads of its EP group and the busy time the most loaded rank adds in one step (one rank holds
+// the layer and runs it for every micro-batch of its pipeline).
+void add_routing_report(report::StepReport& r, const std::vector<workload::RoutedLayer>& layers,
+                        const layout::Layout& l, const workload::RoutingSpec& spec) {
+  if (spec.is_balanced()) return;
+  r.routing_model = spec.to_string();
+  const double micro_batches = static_cast<double>(l.gbs) / (static_cast<double>(l.mbs) * l.dp());
+  for (const auto& x : layers)
+    r.routing.push_back({x.load.layer, x.load.max_over_mean, x.load.dropped_fraction, x.load.pace,
+                         x.lost_s_per_micro_batch * micro_batches});
+}
+
 }  // namespace
 
 std::string layout_summary(const layout::Layout& l) {
@@ -82,7 +94,8 @@ report::StepReport report_without_breakdown(const Case& c, const PredictOptions&
 
 Prediction predict_step(const Case& c, const PredictOptions& options) {
   const PreparedCase prep = prepare_case(c, options);
-  workload::StepInputs in{c.model, c.layout, prep.stages, c.system, *prep.kernels, options.params, &prep.memory};
+  workload::StepInputs in{c.model,       c.layout,       prep.stages,  c.system,
+                          *prep.kernels, options.params, &prep.memory, &options.routing};
   auto w = std::make_unique<workload::StepWorkload>(workload::build_step(in));
   auto result = std::make_unique<engine::SimResult>(simulate(*w));
   report::StepReport r = report_without_breakdown(c, options, prep, ps_to_seconds(result->makespan));
@@ -97,6 +110,8 @@ Prediction predict_step(const Case& c, const PredictOptions& options) {
   r.critical_pp_rank = critical;
   r.simulated_ops = g.ops().size();
   r.simulated_ranks = w->simulated_ranks;
+  add_routing_report(r, w->routing, c.layout, options.routing);
+  apply_stragglers(r, options.stragglers, c.layout);
 
   Prediction p;
   p.report = std::move(r);

@@ -11,6 +11,7 @@
 #include "memory/memory_model.hpp"
 #include "model/flops.hpp"
 #include "model/model_spec.hpp"
+#include "predict/stragglers.hpp"
 #include "report/step_report.hpp"
 #include "topology/system_spec.hpp"
 #include "workload/step_builder.hpp"
@@ -28,7 +29,10 @@ struct PredictOptions {
   bool check_memory = true;                           // a layout that does not fit is InfeasibleError (exit 3)
   const kernels::KernelCostModel* kernels = nullptr;  // nullptr = the built-in roofline model
   workload::StepParams params;
-  bool keep_timeline = false;  // keep the op graph and timings (for --trace)
+  bool keep_timeline = false;     // keep the op graph and timings (for --trace)
+  workload::RoutingSpec routing;  // balanced = every EP rank equally loaded (workload/routing_model.hpp)
+  // Rank-to-rank jitter (predict/stragglers.hpp); none by default.
+  StragglerSpec stragglers;
 };
 
 struct Prediction {

@@ -35,10 +35,56 @@ std::string to_json_text(const StepReport& r) {
                    {"buffers_GiB", s.buffers_GiB},
                    {"total_GiB", s.total_GiB}});
   j["memory"] = mem;
+  if (!r.routing_model.empty()) {
+    nlohmann::ordered_json routing = nlohmann::ordered_json::array();
+    for (const auto& x : r.routing)
+      routing.push_back({{"layer", x.layer},
+                         {"max_over_mean_tokens_per_ep_rank", x.max_over_mean},
+                         {"dropped_fraction", x.dropped_fraction},
+                         {"pace", x.pace},
+                         {"lost_s", x.lost_s}});
+    j["routing"] = {{"model", r.routing_model}, {"layers", routing}};
+  }
+  if (!r.straggler_model.empty())
+    j["stragglers"] = {{"model", r.straggler_model}, {"ranks", r.straggler_ranks}, {"wait_s", r.straggler_wait_s}};
   j["simulated_ops"] = r.simulated_ops;
   j["simulated_ranks"] = r.simulated_ranks;
   return j.dump(2) + "\n";
 }
+
+namespace {
+// Per MoE layer: the most loaded EP rank's tokens over the mean, the dropped share, the pace it sets and the busy
+// time it adds per step; one line for all layers when they are alike (a symmetric model, e.g. capacity only).
+std::string routing_table(const StepReport& r) {
+  std::string out = "  routing: " + r.routing_model + "\n";
+  char line[200];
+  double lost = 0;
+  bool alike = true;
+  for (const auto& x : r.routing) {
+    lost += x.lost_s;
+    const auto& a = r.routing.front();
+    alike = alike && x.max_over_mean == a.max_over_mean && x.dropped_fraction == a.dropped_fraction && x.pace == a.pace;
+  }
+  if (r.routing.empty()) return out;
+  if (alike) {
+    const auto& a = r.routing.front();
+    std::snprintf(line, sizeof line,
+                  "    all %zu MoE layers: max/mean tokens per EP rank %.3f, dropped %.2f %%, pace %.3f, "
+                  "lost %.3f s per step\n",
+                  r.routing.size(), a.max_over_mean, 100 * a.dropped_fraction, a.pace, lost);
+    return out + line;
+  }
+  out += "    layer  max/mean  dropped  pace   lost s/step (busy time the most loaded EP rank adds)\n";
+  for (const auto& x : r.routing) {
+    std::snprintf(line, sizeof line, "    %5d  %8.3f  %6.2f%%  %5.3f  %8.4f\n", x.layer, x.max_over_mean,
+                  100 * x.dropped_fraction, x.pace, x.lost_s);
+    out += line;
+  }
+  std::snprintf(line, sizeof line, "    total lost %.3f s over %zu MoE layers (on the ranks that hold them)\n", lost,
+                r.routing.size());
+  return out + line;
+}
+}  // namespace
 
 std::string to_table(const StepReport& r) {
   std::string out;
@@ -58,6 +104,10 @@ std::string to_table(const StepReport& r) {
   add("  breakdown (pp rank %d, seconds and share of the step):\n", r.critical_pp_rank);
   for (const auto& [k, v] : r.breakdown)
     add("    %-16s %10.3f  %5.1f %%\n", k.c_str(), v, r.step_time_s > 0 ? 100 * v / r.step_time_s : 0.0);
+  if (!r.routing_model.empty()) out += routing_table(r);
+  if (!r.straggler_model.empty())
+    add("  stragglers: %s over %d ranks (assumed jitter): %.3f s expected wait for the slowest\n",
+        r.straggler_model.c_str(), r.straggler_ranks, r.straggler_wait_s);
   add("  kernel costs: %s\n", r.kernel_cost_model.c_str());
   return out;
 }

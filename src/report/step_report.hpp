@@ -11,6 +11,15 @@ struct StageMemory {
   double weights_GiB = 0, gradients_GiB = 0, optimizer_GiB = 0, activations_GiB = 0, buffers_GiB = 0, total_GiB = 0;
 };
 
+// One MoE layer under a routing model other than balanced (workload/routing_model.hpp).
+struct RoutingLayerReport {
+  int layer = 0;                // decoder layer index; MTP layers follow the decoder's
+  double max_over_mean = 1;     // tokens on the most loaded EP rank / the mean, before drops
+  double dropped_fraction = 0;  // token copies dropped by the capacity factor
+  double pace = 1;              // the most loaded rank's expert work and exchange bytes over a balanced rank's
+  double lost_s = 0;            // busy time that rank adds per step (experts + exchanges, all micro-batches)
+};
+
 struct StepReport {
   std::string model, system;
   int gpus = 0;
@@ -33,6 +42,12 @@ struct StepReport {
   std::vector<StageMemory> memory;
   std::size_t simulated_ops = 0;
   int simulated_ranks = 0;
+  std::string routing_model;                // empty = balanced
+  std::vector<RoutingLayerReport> routing;  // per MoE layer when routing_model is set
+  // Stragglers (predict/stragglers.hpp): the step before the expected slowest-rank wait, and that wait.
+  std::string straggler_model;  // empty = none
+  double straggler_wait_s = 0;
+  int straggler_ranks = 0;
 };
 
 std::string to_json_text(const StepReport& r);  // pretty JSON, stable key order

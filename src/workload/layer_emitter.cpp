@@ -105,7 +105,8 @@ void LayerEmitter::fwd_pre_dispatch(const LayerRun& r) {
 OpId LayerEmitter::fwd_dispatch(const LayerRun& r) {
   if (!r.moe) return -1;
   if (ctx_.in.layout.syncs_token_counts()) out_.host_sync(r.rank, r.layer, r.mb, r.chain->last, Phase::fwd);
-  return out_.comm(r.rank, ep_comm("ep_dispatch", ctx_.ep.dispatch), {r.chain->last}, r.layer, r.mb, Phase::fwd);
+  return out_.comm(r.rank, ep_comm("ep_dispatch", ctx_.ep_of(r.layer).dispatch), {r.chain->last}, r.layer, r.mb,
+                   Phase::fwd);
 }
 void LayerEmitter::fwd_mlp(const LayerRun& r, OpId dispatch) {
   const auto& c = *r.cost;
@@ -131,7 +132,8 @@ void LayerEmitter::fwd_combine(const LayerRun& r) {
     tp_cp_fwd(r, false);
     return;
   }
-  r.chain->last = out_.comm(r.rank, ep_comm("ep_combine", ctx_.ep.combine), {r.chain->last}, r.layer, r.mb, Phase::fwd);
+  r.chain->last =
+      out_.comm(r.rank, ep_comm("ep_combine", ctx_.ep_of(r.layer).combine), {r.chain->last}, r.layer, r.mb, Phase::fwd);
   out_.compute(r.rank, r.cost->post_combine.fwd, "unpermute_fwd", *r.chain, r.layer, r.mb, Phase::fwd);
 }
 
@@ -154,22 +156,22 @@ void LayerEmitter::bwd_recompute(const LayerRun& r) {
                        comm::Collective::reduce_scatter, Phase::recompute);
   if (c.recompute_redoes_ep) {
     if (l.syncs_token_counts()) out_.host_sync(r.rank, r.layer, r.mb, r.chain->last, Phase::recompute);
-    r.chain->last = out_.comm(r.rank, ep_comm("ep_dispatch_recompute", ctx_.ep.dispatch), {r.chain->last}, r.layer,
-                              r.mb, Phase::recompute);
+    r.chain->last = out_.comm(r.rank, ep_comm("ep_dispatch_recompute", ctx_.ep_of(r.layer).dispatch), {r.chain->last},
+                              r.layer, r.mb, Phase::recompute);
   }
   if (c.recompute_redoes_experts) etp_gather(r, "etp_gather_recompute", Phase::recompute);
   out_.compute(r.rank, c.recompute_experts, "recompute_experts", *r.chain, r.layer, r.mb, Phase::recompute);
   if (c.recompute_redoes_experts) etp_scatter(r, "etp_scatter_recompute", Phase::recompute);
   if (c.recompute_redoes_ep)
-    r.chain->last = out_.comm(r.rank, ep_comm("ep_combine_recompute", ctx_.ep.combine), {r.chain->last}, r.layer, r.mb,
-                              Phase::recompute);
+    r.chain->last = out_.comm(r.rank, ep_comm("ep_combine_recompute", ctx_.ep_of(r.layer).combine), {r.chain->last},
+                              r.layer, r.mb, Phase::recompute);
 }
 // MoE backward of the combine: unpermute grad, then the combine-gradient all-to-all (dispatch-shaped, BF16).
 OpId LayerEmitter::bwd_combine(const LayerRun& r) {
   if (!r.moe) return -1;  // a dense layer's MLP-backward TP collectives start with bwd_mlp
   out_.compute(r.rank, r.cost->post_combine.dgrad, "unpermute_bwd", *r.chain, r.layer, r.mb, Phase::bwd_dgrad);
-  return r.chain->last = out_.comm(r.rank, ep_comm("ep_combine_bwd", ctx_.ep.combine_bwd), {r.chain->last}, r.layer,
-                                   r.mb, Phase::bwd_dgrad);
+  return r.chain->last = out_.comm(r.rank, ep_comm("ep_combine_bwd", ctx_.ep_of(r.layer).combine_bwd), {r.chain->last},
+                                   r.layer, r.mb, Phase::bwd_dgrad);
 }
 void LayerEmitter::bwd_mlp(const LayerRun& r, BackwardHandoff& h) {
   const auto& c = *r.cost;
@@ -197,8 +199,8 @@ OpId LayerEmitter::bwd_dispatch(const LayerRun& r, BackwardHandoff& h) {
   if (!r.moe) return -1;
   const bool delayed = ctx_.in.layout.delay_wgrad.value_or(true);
   auto send = [&](std::vector<OpId> deps) {
-    return out_.comm(r.rank, ep_comm("ep_dispatch_bwd", ctx_.ep.dispatch_bwd), std::move(deps), r.layer, r.mb,
-                     Phase::bwd_dgrad);
+    return out_.comm(r.rank, ep_comm("ep_dispatch_bwd", ctx_.ep_of(r.layer).dispatch_bwd), std::move(deps), r.layer,
+                     r.mb, Phase::bwd_dgrad);
   };
   const OpId after_scatter = r.chain->last;
   OpId d = delayed ? send({after_scatter}) : -1;

@@ -61,6 +61,7 @@ StepWorkload build_step(const StepInputs& inputs) {
   }
   stage_inputs.check_all_delivered();
   w.simulated_ranks = pp;
+  w.routing = ctx.routing;
   return w;
 }
 

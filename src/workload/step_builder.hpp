@@ -22,6 +22,7 @@
 #include "model/model_spec.hpp"
 #include "opgraph/op_graph.hpp"
 #include "topology/system_spec.hpp"
+#include "workload/routing_model.hpp"
 #include "workload/step_params.hpp"
 
 namespace moesim::workload {
@@ -36,12 +37,15 @@ struct StepInputs {
   // Parameters per GPU per pipeline rank (only the parameter counts are used). nullptr = computed here; callers
   // that already estimated memory for the same model, layout and stages pass theirs to avoid doing it twice.
   const memory::MemoryEstimate* memory = nullptr;
+  // Routing model (routing_model.hpp); nullptr or balanced = every EP rank equally loaded, as before it existed.
+  const RoutingSpec* routing = nullptr;
 };
 
 struct StepWorkload {
   opgraph::OpGraph graph;
   opgraph::NetworkModel network;
   int simulated_ranks = 0;
+  std::vector<RoutedLayer> routing;  // per MoE layer, when the routing model is not balanced
 };
 
 // Throws InfeasibleError when the GPU lacks the layout's precision (FP4 on Hopper, say).

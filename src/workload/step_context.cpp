@@ -1,5 +1,7 @@
 #include "workload/step_context.hpp"
 
+#include <algorithm>
+
 namespace moesim::workload {
 namespace {
 EpDemands ep_demands(const CommCostModel& comm, layout::Dispatcher dispatcher, comm::DispatchProblem p) {
@@ -11,6 +13,38 @@ EpDemands ep_demands(const CommCostModel& comm, layout::Dispatcher dispatcher, c
   e.combine_bwd = comm.dispatch(d, p, comm::Phase::dispatch);
   e.dispatch_bwd = comm.dispatch(d, p, comm::Phase::combine);
   return e;
+}
+
+LinkDemand scaled(LinkDemand d, double f) {
+  d.nvlink_bytes *= f;
+  d.nic_bytes *= f;
+  return d;
+}
+
+// The most loaded EP rank's share of a MoE layer (routing_model.hpp): its routed experts' GPU time (forward,
+// backward, a recompute that reruns them) and its four exchanges' bytes times `pace`; latencies and host time stay.
+LayerCosts paced_costs(LayerCosts c, double pace) {
+  for (Block* b : {&c.experts.fwd, &c.experts.dgrad, &c.experts.wgrad}) b->seconds *= pace;
+  if (c.recompute_redoes_experts) c.recompute_experts.seconds *= pace;
+  c.etp_bytes *= pace;
+  return c;
+}
+
+EpDemands paced_demands(const EpDemands& e, double pace) {
+  return {scaled(e.dispatch, pace), scaled(e.combine, pace), scaled(e.combine_bwd, pace), scaled(e.dispatch_bwd, pace)};
+}
+
+// Busy time of one micro-batch of a MoE layer on its rank that scales with the routed load: the routed experts'
+// blocks and the EP exchanges' transfer time on the GPU's links (the larger of NVLink and NIC per exchange).
+double routed_busy_s(const LayerCosts& c, const EpDemands& e, double nvlink_Bps, double nic_Bps) {
+  double s = c.experts.fwd.seconds + c.experts.dgrad.seconds + c.experts.wgrad.seconds;
+  if (c.recompute_redoes_experts) s += c.recompute_experts.seconds;
+  const auto xfer = [&](const LinkDemand& d) {
+    return std::max(nvlink_Bps > 0 ? d.nvlink_bytes / nvlink_Bps : 0, nic_Bps > 0 ? d.nic_bytes / nic_Bps : 0);
+  };
+  const int exchanges = c.recompute_redoes_ep ? 2 : 1;  // a recompute that reruns the MoE forward exchanges again
+  s += exchanges * (xfer(e.dispatch) + xfer(e.combine)) + xfer(e.combine_bwd) + xfer(e.dispatch_bwd);
+  return s;
 }
 }  // namespace
 
@@ -47,6 +81,7 @@ StepContext::StepContext(const StepInputs& inputs)
   // The EP exchange is the same for every MoE layer: cost its four directions once.
   for (const auto& [key, c] : costs_by_kind)
     if (key.first && l.ep > 1) ep = ep_demands(comm_model, l.dispatcher, c.ep_problem);  // EP 1: no exchange
+  if (inputs.routing && !inputs.routing->is_balanced() && m.is_moe()) apply_routing(*inputs.routing, ep_shape);
   // FSDP units: each decoder and MTP layer, the input embedding, and the output head (with the final norm),
   // as TorchTitan and NeMo AutoModel wrap them.
   if (l.fsdp) fsdp_units = memory::unit_params_per_gpu(m, l);
@@ -56,7 +91,47 @@ StepContext::StepContext(const StepInputs& inputs)
   memory_estimate = inputs.memory ? *inputs.memory : memory::estimate_memory(m, l, inputs.stages, 1e30);
 }
 
+void StepContext::apply_routing(const RoutingSpec& spec, const comm::GroupShape& ep_shape) {
+  const auto& l = in.layout;
+  const auto& m = in.model;
+  // Node-limited routing: a token's experts on at most max_nodes of the EP group's domains (comm/'s group-limited
+  // fan-out). Only the exchange's bytes change, for every MoE layer alike.
+  if (spec.max_nodes > 0 && l.ep > 1 && ep_shape.domains() > spec.max_nodes) {
+    for (const auto& [key, c] : costs_by_kind) {
+      if (!key.first) continue;
+      auto p = c.ep_problem;
+      p.routing.groups = ep_shape.domains();
+      p.routing.groups_selected = spec.max_nodes;
+      ep = ep_demands(comm_model, l.dispatcher, p);
+    }
+  }
+  const int E = static_cast<int>(m.moe.num_experts);
+  const double cf = l.expert_capacity_factor.value_or(0);
+  const auto& fabric = comm_model.fabric();
+  std::vector<int> moe_layers;
+  for (int i = 0; i < m.num_layers; ++i)
+    if (m.is_moe_layer(i)) moe_layers.push_back(i);
+  if (m.mtp_layer_is_moe())
+    for (int i = 0; i < l.mtp; ++i) moe_layers.push_back(m.num_layers + i);
+  for (const int layer : moe_layers) {
+    const LayerLoad load = layer_load(spec, layer, E, l.ep, cf, l.pad_expert_input_to_capacity);
+    const LayerCosts& base = cost_of(layer);
+    const double busy = routed_busy_s(base, ep, fabric.scale_up.bandwidth_Bps, fabric.scale_out.bandwidth_Bps);
+    routing.push_back({load, (load.pace - 1) * busy});
+    if (load.pace == 1) continue;
+    routed_costs.emplace(layer, paced_costs(base, load.pace));
+    routed_ep.emplace(layer, paced_demands(ep, load.pace));
+  }
+}
+
+const EpDemands& StepContext::ep_of(int layer) const {
+  const auto it = routed_ep.find(layer);
+  return it == routed_ep.end() ? ep : it->second;
+}
+
 const LayerCosts& StepContext::cost_of(int layer) const {
+  if (!routed_costs.empty())
+    if (const auto it = routed_costs.find(layer); it != routed_costs.end()) return it->second;
   const auto& m = in.model;
   if (layer >= m.num_layers) return costs_by_kind.at({m.mtp_layer_is_moe(), 0});
   return costs_by_kind.at({m.is_moe_layer(layer), m.window_of_layer(layer)});

@@ -54,7 +54,12 @@ struct StepContext {
   std::map<layout::Dim, GroupPlacement> placements;  // every dimension's, computed once (costly at 8,192 GPUs)
   GroupPlacement dense_dp, expert_dp;  // the data-parallel groups of the dense side (DP x CP) and of the experts
   std::map<std::pair<bool, std::int64_t>, LayerCosts> costs_by_kind;  // by (MoE layer, attention window)
-  EpDemands ep;                                                       // the same for every MoE layer
+  EpDemands ep;                                                       // every MoE layer's under balanced routing
+  // A routing model other than balanced (routing_model.hpp): the most loaded EP rank's costs and exchanges of each
+  // MoE layer whose pace is not 1, by layer index (MTP layers num_layers + i), and every MoE layer's loads.
+  std::map<int, LayerCosts> routed_costs;
+  std::map<int, EpDemands> routed_ep;
+  std::vector<RoutedLayer> routing;
   BlockCost embedding, output, mtp_extra;
   memory::MemoryEstimate memory_estimate;  // parameters per GPU per pipeline rank (only the counts are used)
   memory::UnitParams fsdp_units;           // FSDP unit sizes per GPU before sharding (empty without FSDP)
@@ -63,11 +68,16 @@ struct StepContext {
   comm::GroupShape shape_of(const GroupPlacement& g) const { return group_shape(g.size, g.domains); }
   // The costs of decoder layer `layer`, or of an MTP layer (index >= num_layers).
   const LayerCosts& cost_of(int layer) const;
+  // The EP exchanges of MoE layer `layer` (the routed ones' where a routing model paces them).
+  const EpDemands& ep_of(int layer) const;
   // An all-gather or reduce-scatter over a group moving `wire_bytes` per GPU (the full size is n/(n-1) x
   // wire_bytes in NCCL's convention), with the algorithm NCCL would pick. `op` reduce_scatter keeps it on a ring
   // (comm/ does not model NVLS reduce-scatter); mixed AG + RS traffic (TP with SP) is priced as reduce-scatter.
   CommSpec gather_scatter(Stream stream, const char* category, const char* name, const GroupPlacement& g,
                           double wire_bytes, comm::Collective op) const;
+
+ private:
+  void apply_routing(const RoutingSpec& spec, const comm::GroupShape& ep_shape);
 };
 
 }  // namespace moesim::workload
