@@ -18,7 +18,8 @@
 #   --jobs J     build parallelism (default 2: the development machine is shared)
 #
 # Cases: baseline `describe --model deepseek-v3` (process start + catalog load, nearly no work); `run` (the
-# embedded default, DeepSeek-V3 on 256 GB300); DeepSeek-V3 on 8,192 GB200; `validate` over the CSV; and, if
+# embedded default, DeepSeek-V3 on 256 GB300); DeepSeek-V3 on 8,192 GB200, balanced and with skewed routing and
+# stragglers; `validate` over the CSV; and, if
 # it builds, moesim_engine_bench with its default arguments (tools/bench/engine.sh).
 # Exit status: 0 when every case ran, 1 on usage errors or when a case exited non-zero (its row says FAILED).
 set -euo pipefail
@@ -56,16 +57,22 @@ moesim="$build/moesim"
 big_case=(run --model deepseek-v3-no-mtp --system gb200-nvl72 --gpus 8192 --tp 2 --pp 4 --vpp 4 --ep 32 --mbs 1
           --gbs 16384 --seq 4096 --precision mxfp8 --dispatcher hybridep --pp-layout "Et*3|(t*4|)*14t*2L")
 
+# The same with skewed routing (issue 18: Dirichlet popularity, the most loaded EP rank of each MoE layer paces
+# it, so every MoE layer differs) and the straggler wait of the slowest of the 8,192 ranks.
+skewed_case=("${big_case[@]}" --routing dirichlet:10 --stragglers gaussian:0.02)
+
 # id | label | wall target in seconds ("" = none) | command
-names=(baseline default big validate)
+names=(baseline default big skewed validate)
 declare -A label target cmd
 label[baseline]="baseline: describe --model deepseek-v3"; target[baseline]=""
 label[default]="run (default: DeepSeek-V3, 256 GB300)";   target[default]="2"
 label[big]="run DeepSeek-V3, 8,192 GB200";                target[big]="10"
+label[skewed]="run DeepSeek-V3, 8,192 GB200, skewed routing"; target[skewed]="10"
 label[validate]="validate ($(basename "$csv"))"; target[validate]=""
 cmd[baseline]="$(printf '%q ' "$moesim" describe --model deepseek-v3)"
 cmd[default]="$(printf '%q ' "$moesim" run)"
 cmd[big]="$(printf '%q ' "$moesim" "${big_case[@]}")"
+cmd[skewed]="$(printf '%q ' "$moesim" "${skewed_case[@]}")"
 cmd[validate]="$(printf '%q ' "$moesim" validate --csv "$csv")"
 if ((engine)); then
   if bin="$("$root/tools/bench/engine.sh" "$build" "$jobs")"; then
