@@ -106,8 +106,8 @@ UnitPipelineTimes listed_pipeline(const workload::StepContext& ctx, UnitProbe& p
 report::StepReport estimate_step(const predict::Case& c, const predict::PredictOptions& options, ProbeCache* cache) {
   // The probes key layers by their cost kind, which a routing model breaks (each MoE layer gets its own load).
   if (!options.routing.is_balanced())
-    throw UsageError("estimate: the closed form covers balanced routing only; routing " +
-                     options.routing.to_string() + " needs `moesim run`");
+    throw UsageError("estimate: the closed form covers balanced routing only; routing " + options.routing.to_string() +
+                     " needs `moesim run`");
   const auto kind = layout::resolve_schedule(c.layout);
   // Megatron's schedules have closed forms (pipeline_formulas.hpp); the others are listed unit by unit.
   const bool textbook = kind == layout::Schedule::one_f_one_b || kind == layout::Schedule::interleaved;

@@ -37,8 +37,7 @@ void check(int rc, const char* what) {
 
 bool built_with_mpi() { return true; }
 
-std::optional<SearchResult> run_search_mpi(const predict::Case& base, const SearchSpace& space,
-                                           SearchOptions options) {
+std::optional<SearchResult> run_search_mpi(const predict::Case& base, const SearchSpace& space, SearchOptions options) {
   MpiSession mpi;
   if (options.shards != 1) throw UsageError("--shard: under mpirun each rank is a shard already; drop --shard");
   options.shard = mpi.rank;

@@ -16,8 +16,7 @@ bool launched_by_mpi();
 
 // The merged result on rank 0; nullopt on the other ranks (which print nothing). `options.shard` and `shards`
 // are set from the rank and the job size. UsageError when built without MPI.
-std::optional<SearchResult> run_search_mpi(const predict::Case& base, const SearchSpace& space,
-                                           SearchOptions options);
+std::optional<SearchResult> run_search_mpi(const predict::Case& base, const SearchSpace& space, SearchOptions options);
 
 // Whether this build can spread a search over MPI ranks.
 bool built_with_mpi();

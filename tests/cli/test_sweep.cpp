@@ -74,3 +74,15 @@ TEST_CASE("sweep: unknown keys and malformed --vary are refused before anything 
   CHECK(run_cli(sweep({"--vary", "nic.bandwidth_GBps=fast"})).code == 2);
   CHECK(run_cli(sweep({})).code == 1);  // --vary is required
 }
+
+TEST_CASE("sweep --estimate: the closed form per point, close to the engine's rows") {
+  const auto engine = table(run_cli(sweep({"--vary", "seq=1024,2048", "--jobs", "1"})));
+  const auto est = run_cli(sweep({"--vary", "seq=1024,2048", "--estimate", "--jobs", "1"}));
+  REQUIRE(est.code == 0);
+  const auto t = table(est);
+  REQUIRE(t.rows.size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK(t.rows[i].at("status") == "ok");
+    CHECK(cell(t, i, "step_time_s") == doctest::Approx(cell(engine, i, "step_time_s")).epsilon(0.08));
+  }
+}
