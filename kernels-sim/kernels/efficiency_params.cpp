@@ -38,9 +38,18 @@ double KernelEfficiencyParams::elementwise_fraction(Arch a) const {
   return hbm_fraction;
 }
 
-const AttentionCurve& KernelEfficiencyParams::attention_curve(Arch a, DType d, bool backward) const {
-  for (const auto& c : attention)
-    if (c.arch == a && c.dtype == d && c.backward == backward) return c;
+const AttentionCurve& KernelEfficiencyParams::attention_curve(Arch a, DType d, bool backward, int cudnn_version) const {
+  const AttentionCurve* current = nullptr;
+  const AttentionCurve* older = nullptr;
+  for (const auto& c : attention) {
+    if (c.arch != a || c.dtype != d || c.backward != backward) continue;
+    if (c.cudnn_below == 0)
+      current = &c;
+    else if (cudnn_version > 0 && cudnn_version < c.cudnn_below && (!older || c.cudnn_below < older->cudnn_below))
+      older = &c;
+  }
+  if (older) return *older;
+  if (current) return *current;
   missing(*this,
           std::string("attention ") + (backward ? "bwd" : "fwd") + " curve for " + to_string(a) + "/" + to_string(d));
 }
@@ -54,7 +63,7 @@ AttentionCurve attention_curve_through(Arch a, DType d, bool backward, double se
   const double r = tf_lo / tf_hi;
   const double h = seq_lo * seq_hi * (1 - r) / (r * seq_hi - seq_lo);
   const double ceiling = tf_hi * (seq_hi + h) / seq_hi;
-  return AttentionCurve{a, d, backward, ceiling / peak, h, std::move(source)};
+  return AttentionCurve{a, d, backward, ceiling / peak, h, 0, std::move(source)};
 }
 
 PerExpertGemms per_expert_gemms_through(const GroupedGemmPoint& a, const GroupedGemmPoint& b, double peak_flops,
@@ -202,6 +211,23 @@ KernelEfficiencyParams builtin_kernel_efficiency() {
       through(A::blackwell_ultra, D::fp8_block, false, 2324, 3157, 5000, "assumption: MXFP8 fwd = GB300 FP8 fwd [S32]"),
       through(A::blackwell_ultra, D::fp8_block, true, 1309, 1926, 5000, "assumption: MXFP8 bwd = GB300 FP8 bwd [S32]"),
   };
+  // Older cuDNN releases on Blackwell. The curves above are cuDNN 9.19-9.27 kernels; cuDNN 9.18.0 (the NeMo 26.02
+  // container's) is within 3 % of them on GB200 (cudnn-frontend gb200_918_only_cudnn/llama3.1_20260126_110503.csv:
+  // BF16 causal 1297 / 1105 TF fwd / bwd at 4k, 1686 / 1441 at 32k). cuDNN 9.13.1 (the NeMo 25.11 container's;
+  // 25.09 shipped 9.11) on B200 is slower at the same hd128 causal shape [S63]: BF16 fwd 1141 / bwd 833 TF at 4k,
+  // 1515 / 1180 at 32k; FP8 fwd 1231 / bwd 972 at 4k, 1781 / 1582 at 32k (of B200's 2250 / 4500 TF peaks). They
+  // apply to shapes that name a release below 9.18.0 (AttentionShape::cudnn_version). No MXFP8 or Blackwell Ultra
+  // figure of those releases exists: those keep the curves above.
+  const std::string s63 = "hardware.md §5.2 cuDNN 9.13.1 SDPA on B200, causal GQA 128/8 hd128 [S63], ";
+  auto older = [&](D d, bool bwd, double lo, double hi, double peak, const std::string& what) {
+    auto c = through(A::blackwell, d, bwd, lo, hi, peak, s63 + what);
+    c.cudnn_below = 91800;
+    return c;
+  };
+  p.attention.push_back(older(D::bf16, false, 1141.14, 1514.76, 2250, "BF16 fwd 1141-1515 TF"));
+  p.attention.push_back(older(D::bf16, true, 832.907, 1180.25, 2250, "BF16 bwd 833-1180 TF"));
+  p.attention.push_back(older(D::fp8, false, 1230.65, 1781.41, 4500, "FP8 fwd 1231-1781 TF"));
+  p.attention.push_back(older(D::fp8, true, 972.284, 1582.24, 4500, "FP8 bwd 972-1582 TF"));
   return p;
 }
 
@@ -284,9 +310,11 @@ KernelEfficiencyParams read(const config::Document& doc, Diagnostics& diags) {
     c.ceiling_fraction = r.number("ceiling_fraction");
     in_unit_interval(r, "ceiling_fraction", c.ceiling_fraction);
     c.half_seq = r.number("half_seq", Bound::non_negative);
+    if (r.has("cudnn_below")) c.cudnn_below = static_cast<int>(r.integer("cudnn_below"));
     c.source = r.string("source");
-    if (!seen_attention.insert({a, d, pass}).second)
-      r.error("", "second attention curve for " + a + "/" + d + "/" + pass);
+    const std::string release = c.cudnn_below > 0 ? " (cudnn_below " + std::to_string(c.cudnn_below) + ")" : "";
+    if (!seen_attention.insert({a, d, pass + release}).second)
+      r.error("", "second attention curve for " + a + "/" + d + "/" + pass + release);
     p.attention.push_back(std::move(c));
   }
   return p;
@@ -337,13 +365,16 @@ std::string to_json_text(const KernelEfficiencyParams& p) {
                                  {"sms_per_tile", t.sms_per_tile},
                                  {"source", t.source}});
   j["attention"] = Json::array();
-  for (const auto& c : p.attention)
-    j["attention"].push_back({{"arch", to_string(c.arch)},
-                              {"dtype", to_string(c.dtype)},
-                              {"pass", c.backward ? "bwd" : "fwd"},
-                              {"ceiling_fraction", c.ceiling_fraction},
-                              {"half_seq", c.half_seq},
-                              {"source", c.source}});
+  for (const auto& c : p.attention) {
+    Json row = {{"arch", to_string(c.arch)},
+                {"dtype", to_string(c.dtype)},
+                {"pass", c.backward ? "bwd" : "fwd"},
+                {"ceiling_fraction", c.ceiling_fraction},
+                {"half_seq", c.half_seq},
+                {"source", c.source}};
+    if (c.cudnn_below > 0) row["cudnn_below"] = c.cudnn_below;
+    j["attention"].push_back(std::move(row));
+  }
   return j.dump(2);
 }
 

@@ -12,6 +12,7 @@
 //     "gemm_tilings":  [ {"arch": "hopper", "tile_m": 128, "tile_n": 256, "sms_per_tile": 1, "source": "..."} ],
 //     "attention":     [ {"arch": "hopper", "dtype": "bf16", "pass": "fwd", "ceiling_fraction": 0.73,
 //                         "half_seq": 903, "source": "..."} ] }
+//   An attention row may add "cudnn_below": N (a curve of cuDNN releases older than N; AttentionCurve).
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -58,6 +59,9 @@ struct AttentionCurve {
   bool backward = false;
   double ceiling_fraction = 0;
   double half_seq = 0;
+  // 0: the kernels of current cuDNN releases. N > 0: a curve measured on an older release, used for shapes whose
+  // cudnn_version is set and below N (the release whose kernels the curve without it describes).
+  int cudnn_below = 0;
   std::string source;
   double fraction_at(double seq) const { return ceiling_fraction * seq / (seq + half_seq); }
 };
@@ -82,7 +86,9 @@ struct KernelEfficiencyParams {
   // Lookups; a missing row is a ConfigError naming `source` and the (arch, dtype) asked for.
   const GemmCeiling& gemm_ceiling(Arch a, DType d) const;
   const GemmTiling& gemm_tiling(Arch a) const;
-  const AttentionCurve& attention_curve(Arch a, DType d, bool backward) const;
+  // `cudnn_version` (AttentionShape's encoding, 0 = current): the older-release curve with the smallest
+  // cudnn_below above it when there is one for (a, d, pass), else the current curve.
+  const AttentionCurve& attention_curve(Arch a, DType d, bool backward, int cudnn_version = 0) const;
 };
 
 // The curve through two published points (throughput tf_lo at seq_lo, tf_hi at seq_hi, same peak), solved

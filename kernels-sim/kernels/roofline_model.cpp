@@ -129,7 +129,7 @@ KernelTimeBreakdown RooflineKernelCostModel::explain(const Kernel& kernel, const
       const AttentionShape run = executed_shape(a, backward);
       const double w = backward ? flops(AttentionBwd{run}) : flops(AttentionFwd{run});
       if (w == 0) return 0;
-      const double eff = p.attention_curve(d.arch, a.dtype, backward).fraction_at(attention_keys(run));
+      const double eff = p.attention_curve(d.arch, a.dtype, backward, a.cudnn_version).fraction_at(attention_keys(run));
       return w / (d.peak_flops(a.dtype) * eff);
     }
     double operator()(const AttentionFwd& a) const { return attention(a, false); }

@@ -47,6 +47,19 @@ inline constexpr TeVersion kTeMxfp8WeightPreswizzle{2, 18};
 inline constexpr TeVersion kTeFusedGroupedMlp{2, 14};
 inline constexpr TeVersion kTeFusedGroupedMlpClampedBias{2, 15};
 
+// The cuDNN release (cuDNN's encoding, MAJOR*10000 + MINOR*100 + PATCH) that the NeMo container shipping a TE
+// release carries, which sets the fused-attention kernels TE calls (Megatron-Bridge docs/releases/software-versions.md
+// @067f987d): 25.09 TE 2.7 / cuDNN 9.11.0, 25.11 TE 2.9 / 9.13.1, 26.02 TE 2.12 / 9.18.0, 26.04 TE 2.14 / 9.20.0,
+// 26.06 TE 2.16 / 9.21.1. A release between two containers takes the older container's cuDNN (assumption: TE 2.10
+// and 2.11 shipped in none of them, so they read as 9.13.1).
+constexpr int cudnn_release_of(TeVersion te) {
+  if (te < TeVersion{2, 9}) return 91100;
+  if (te < TeVersion{2, 12}) return 91301;
+  if (te < TeVersion{2, 14}) return 91800;
+  if (te < TeVersion{2, 16}) return 92000;
+  return 92101;
+}
+
 // "MAJOR.MINOR", optionally with a leading 'v' and a patch or local suffix that is ignored ("2.14.1",
 // "2.14+71bbefb", "v2.9"). Throws std::invalid_argument naming the expected form.
 TeVersion parse_te_version(std::string_view text);

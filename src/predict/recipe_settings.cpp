@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "layout/layout.hpp"
+#include "layout/pipeline_layout.hpp"
 
 namespace moesim::predict {
 namespace {
@@ -29,6 +30,7 @@ std::optional<std::string> value_problem(const std::string& column, const std::s
     if (column == "cuda_graph") layout::parse_cuda_graph_setting(value);
     if (column == "te_version") layout::parse_te_version(value);
     if (column == "grouped_gemm") layout::parse_grouped_gemm(value);
+    if (column == "pp_layout") layout::parse_pipeline_layout(value);
   } catch (const std::invalid_argument& e) {
     return std::string(e.what());
   }
@@ -51,12 +53,14 @@ const std::vector<std::string>& switch_columns() {
 }
 
 const std::vector<std::string>& recipe_columns() {
-  // The last six are not groundtruth.csv columns: settings its schema has no place for.
+  // The last six are not groundtruth.csv columns: settings its schema has no place for. pp_layout: the
+  // stage layout a recipe's layout map sets when the published table gives only PP and VPP.
   static const std::vector<std::string> columns = {"dispatcher",
                                                    "recompute",
                                                    "cuda_graph",
                                                    "a2a_overlap",
                                                    "mtp",
+                                                   "pp_layout",
                                                    "expert_capacity_factor",
                                                    "pad_expert_input_to_capacity",
                                                    "te_version",

@@ -45,6 +45,45 @@ TEST_CASE("a curve through two points reproduces both") {
                   InternalError);
 }
 
+TEST_CASE("older cuDNN releases: Blackwell BF16 / FP8 attention on the cuDNN 9.13.1 curves, others unchanged") {
+  const auto p = builtin_kernel_efficiency();
+  // [S63]: B200, cuDNN 9.13.1 (NeMo 25.11), causal hd128 at 4k and 32k, of B200's 2250 / 4500 TF peaks.
+  for (int release : {91100, 91301, 91799}) {
+    CAPTURE(release);
+    CHECK(p.attention_curve(Arch::blackwell, DType::bf16, false, release).fraction_at(4096) * 2250 ==
+          doctest::Approx(1141.14).epsilon(1e-9));
+    CHECK(p.attention_curve(Arch::blackwell, DType::bf16, true, release).fraction_at(32768) * 2250 ==
+          doctest::Approx(1180.25).epsilon(1e-9));
+    CHECK(p.attention_curve(Arch::blackwell, DType::fp8, true, release).fraction_at(4096) * 4500 ==
+          doctest::Approx(972.284).epsilon(1e-9));
+    // No older figure for MXFP8, Hopper or Blackwell Ultra: their current curves.
+    CHECK(&p.attention_curve(Arch::blackwell, DType::fp8_block, false, release) ==
+          &p.attention_curve(Arch::blackwell, DType::fp8_block, false));
+    CHECK(&p.attention_curve(Arch::hopper, DType::bf16, true, release) ==
+          &p.attention_curve(Arch::hopper, DType::bf16, true));
+    CHECK(&p.attention_curve(Arch::blackwell_ultra, DType::bf16, true, release) ==
+          &p.attention_curve(Arch::blackwell_ultra, DType::bf16, true));
+  }
+  // 9.18.0 on (and 0, "current") read the current curves: GB200 BF16 forward 1334 TF at 4k [S32].
+  for (int release : {0, 91800, 92101}) {
+    CAPTURE(release);
+    CHECK(p.attention_curve(Arch::blackwell, DType::bf16, false, release).fraction_at(4096) * 2500 ==
+          doctest::Approx(1334).epsilon(1e-9));
+  }
+  // The kernel follows its shape's release: an older cuDNN is slower at the same shape.
+  const DeviceRates b200{"B200", Arch::blackwell, 148, 8e12, 2250e12, 4500e12, 9000e12};
+  const RooflineKernelCostModel m(p);
+  AttentionBwd now, older;
+  now.batch = older.batch = 1, now.heads = older.heads = 128, now.seq_q = now.seq_kv = 4096;
+  older.seq_q = older.seq_kv = 4096, now.d_qk = older.d_qk = 192, now.d_v = older.d_v = 128;
+  older.cudnn_version = 91301;
+  // Same FLOPs and fixed time: the compute terms differ by the two curves' fractions at 4k, (1131 / 2500) over
+  // (832.907 / 2250) = 1.222.
+  const double fixed = p.kernel_fixed_s;
+  CHECK((m.seconds(older, b200) - fixed) / (m.seconds(now, b200) - fixed) ==
+        doctest::Approx((1131.0 / 2500) / (832.907 / 2250)).epsilon(1e-9));
+}
+
 TEST_CASE("efficiency parameters round-trip through JSON and drive the same predictions") {
   const auto p = builtin_kernel_efficiency();
   const auto q = parse_kernel_efficiency_params(to_json_text(p), "roundtrip.json");
@@ -58,6 +97,8 @@ TEST_CASE("efficiency parameters round-trip through JSON and drive the same pred
   const GroupedGemm gg{{100, 700, 0, 3000}, 2048, 7168, DType::fp8_block};
   CHECK(a.seconds(att, gb200) == doctest::Approx(b.seconds(att, gb200)).epsilon(1e-12));
   CHECK(a.seconds(gg, gb200) == doctest::Approx(b.seconds(gg, gb200)).epsilon(1e-12));
+  att.cudnn_version = 91301;  // the older-release curves travel with the file too
+  CHECK(a.seconds(att, gb200) == doctest::Approx(b.seconds(att, gb200)).epsilon(1e-12));
 }
 
 TEST_CASE("a bad efficiency file reports every problem at once, with did-you-mean") {

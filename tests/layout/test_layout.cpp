@@ -156,6 +156,12 @@ TEST_CASE("Transformer Engine versions: MAJOR.MINOR, patch and local suffixes ig
   CHECK(TeVersion{2, 9} < kTeHostOverheadReduced);  // 2.9 < 2.10: compared as numbers, not text
   CHECK(TeVersion{2, 12} > kTeHostOverheadReduced);
   CHECK(Layout{}.te_version == kLatestTeVersion);
+  // The cuDNN of the NeMo container that ships each TE release (software-versions.md): 25.09 / 25.11 / 26.02 / 26.06.
+  CHECK(cudnn_release_of(TeVersion{2, 7}) == 91100);
+  CHECK(cudnn_release_of(TeVersion{2, 9}) == 91301);
+  CHECK(cudnn_release_of(TeVersion{2, 11}) == 91301);
+  CHECK(cudnn_release_of(TeVersion{2, 12}) == 91800);
+  CHECK(cudnn_release_of(kLatestTeVersion) == 92101);
   for (const char* bad : {"", "2", "2.", "two.nine", "2.9x", "2.9.", ".9", "0.9", "2..9"}) {
     CAPTURE(bad);
     CHECK_THROWS_WITH_AS(

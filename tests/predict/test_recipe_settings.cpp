@@ -20,10 +20,10 @@ const predict::CellSpellings& spellings() {
 
 config::CsvTable measurements() {
   return config::parse_csv(
-      "id,dispatcher,recompute,cuda_graph,a2a_overlap,notes\n"
-      "GT1,,none,,,a\n"
-      "GT2,recipe default,,partial,0,b\n"
-      "GT3,hybridep (likely),\"selective: mla_up_proj (assumed, MB recipe)\",full,1,c\n",
+      "id,dispatcher,recompute,cuda_graph,a2a_overlap,pp_layout,notes\n"
+      "GT1,,none,,,,a\n"
+      "GT2,recipe default,,partial,0,,b\n"
+      "GT3,hybridep (likely),\"selective: mla_up_proj (assumed, MB recipe)\",full,1,Et|tL,c\n",
       "m.csv");
 }
 
@@ -92,20 +92,35 @@ TEST_CASE("recipe lines fill unstated cells and never replace a stated one") {
   CHECK(t.rows[2].at("notes") == "c");  // other columns untouched
 }
 
+TEST_CASE("a recipe's stage layout fills a row that gives only PP and VPP, never one that states a layout") {
+  auto t = measurements();
+  const auto filled = predict::apply_recipe_settings(
+      t,
+      recipes("GT1,pp_layout,Et*4|(t*4|)*14tmL,H,deepseek_v3.py@abc layout_map[(16, 1)]\n"
+              "GT3,pp_layout,E|t*2|L,H,s\n"),  // GT3 states Et|tL: kept
+      spellings());
+  REQUIRE(filled.size() == 1);
+  CHECK(filled[0].column == "pp_layout");
+  CHECK(t.rows[0].at("pp_layout") == "Et*4|(t*4|)*14tmL");
+  CHECK(t.rows[2].at("pp_layout") == "Et|tL");
+}
+
 TEST_CASE("bad recipe lines: unknown id or column, repeats, missing value or source; all reported at once") {
   CHECK(message(recipes("GT4,dispatcher,deepep,H,s\n")) ==
         "r.csv:2: no row with id \"GT4\" in m.csv (did you mean \"GT1\"?)");
   CHECK(message(recipes("GT1,dispatch,deepep,H,s\n")) ==
         "r.csv:2: column \"dispatch\" cannot be filled from a recipe (expected one of dispatcher, "
-        "recompute, cuda_graph, a2a_overlap, mtp, expert_capacity_factor, pad_expert_input_to_capacity, te_version, "
+        "recompute, cuda_graph, a2a_overlap, mtp, pp_layout, expert_capacity_factor, pad_expert_input_to_capacity, "
+        "te_version, "
         "grouped_gemm, cpu_binding, fsdp_reshard_after_forward) (did you mean \"dispatcher\"?)");
   CHECK(message(recipes("GT1,dispatcher,,H,s\nGT1,cuda_graph,full,H,\n")) ==
         "r.csv:2: recipe line for GT1 dispatcher needs a value and a source\n"
         "r.csv:3: recipe line for GT1 cuda_graph needs a value and a source");
   CHECK(
-      message(recipes("GT1,cuda_graph,ful,H,s\nGT1,a2a_overlap,true,H,s\nGT2,mtp,1.5,H,s\n"
-                      "GT3,expert_capacity_factor,lots,H,s\nGT3,recompute,selective: mlpp,H,s\nGT2,te_version,2,H,s\n"
-                      "GT2,grouped_gemm,fused-mpl,H,s\nGT3,cpu_binding,off,H,s\n")) ==
+      message(
+          recipes("GT1,cuda_graph,ful,H,s\nGT1,a2a_overlap,true,H,s\nGT2,mtp,1.5,H,s\n"
+                  "GT3,expert_capacity_factor,lots,H,s\nGT3,recompute,selective: mlpp,H,s\nGT2,te_version,2,H,s\n"
+                  "GT2,grouped_gemm,fused-mpl,H,s\nGT3,cpu_binding,off,H,s\nGT1,pp_layout,Et*4|(t*4|*14tmL,H,s\n")) ==
       "r.csv:2: GT1 cuda_graph: expected cuda_graph none | partial | full, got \"ful\" (did you mean \"full\"?)\n"
       "r.csv:3: GT1 a2a_overlap: expected 0 or 1, got \"true\"\n"
       "r.csv:4: GT2 mtp: expected a non-negative integer, got \"1.5\"\n"
@@ -115,7 +130,8 @@ TEST_CASE("bad recipe lines: unknown id or column, repeats, missing value or sou
       "r.csv:7: GT2 te_version: expected a Transformer Engine version MAJOR.MINOR such as \"2.12\", got \"2\"\n"
       "r.csv:8: GT2 grouped_gemm: expected grouped_gemm auto | per-expert | fused | fused-mlp, got \"fused-mpl\" (did "
       "you mean \"fused-mlp\"?)\n"
-      "r.csv:9: GT3 cpu_binding: expected 0 or 1, got \"off\"");
+      "r.csv:9: GT3 cpu_binding: expected 0 or 1, got \"off\"\n"
+      "r.csv:10: GT1 pp_layout: column 6: unclosed '('");
   CHECK(message(recipes("GT1,dispatcher,deepep,H,s\nGT1,dispatcher,hybridep,H,s\n")) ==
         "r.csv:3: second recipe line for GT1 dispatcher");
 }
