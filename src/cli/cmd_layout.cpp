@@ -22,7 +22,7 @@ namespace {
 struct Args {
   CaseFlags flags;
   std::vector<std::string> compare;
-  std::size_t beam = 256;
+  std::size_t beam = 0;
   bool no_estimate = false;
 };
 
@@ -88,8 +88,9 @@ void add_layout_command(CLI::App& app, Context& ctx) {
   add_case_flags(*sub, args->flags);
   sub->add_option("--compare", args->compare,
                   "A pipeline layout string to measure on the same costs (repeatable; e.g. a published recipe's)");
-  sub->add_option("--beam", args->beam, "States kept per (stage, items placed) with vpp > 1 (default 256)")
-      ->check(CLI::PositiveNumber);
+  sub->add_option("--beam", args->beam,
+                  "States kept per (stage, items placed) with vpp > 1 (default 256; 64 beyond 32 stages)")
+      ->check(CLI::NonNegativeNumber);
   sub->add_flag("--no-estimate", args->no_estimate,
                 "Skip the step time (engine and closed-form estimate) of the chosen and compared layouts");
   sub->callback([&ctx, args] {

@@ -117,7 +117,8 @@ DpResult solve_stage_partition(const DpProblem& p) {
       for (int k = 0; k < static_cast<int>(from.size()); ++k) {
         const State& st = from[static_cast<std::size_t>(k)];
         const int j_lo = s == stages - 1 ? n : i;
-        for (int j = j_lo; j <= n; ++j) {
+        const int j_hi = p.max_stage_items > 0 ? std::min(n, i + p.max_stage_items) : n;
+        for (int j = j_lo; j <= j_hi; ++j) {
           const auto ui = static_cast<std::size_t>(i), uj = static_cast<std::size_t>(j);
           if (bad[us][uj] != bad[us][ui]) break;  // a later item cannot go here either (ranges only grow)
           State ns = st;

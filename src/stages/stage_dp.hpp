@@ -36,7 +36,8 @@ struct DpProblem {
   double rank_weight = 1;        // the objective's weights (above)
   double round_weight = 0;
   double stage_weight = 0;
-  std::size_t beam = 256;  // states kept per (stage, items placed) when vpp > 1
+  std::size_t beam = 256;   // states kept per (stage, items placed) when vpp > 1
+  int max_stage_items = 0;  // at most this many items in one virtual stage (0 = no limit)
 };
 
 struct DpResult {

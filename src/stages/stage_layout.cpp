@@ -54,9 +54,10 @@ StageLayout optimise_stage_layout(const predict::Case& c, const predict::Predict
   };
   std::vector<Weighting> weightings = {{"dp free-running", 1.0}};
   if (problem.dp.vpp > 1) weightings = {{"dp free-running", 1.0}, {"dp mixed", 0.5}, {"dp lock-step", 0.0}};
+  if (problem.dp.vpp > 1 && !so.engine_pick) weightings = {{"dp lock-step", 0.0}};
   for (const auto& w : weightings) {
     DpProblem dp = problem.dp;
-    dp.beam = so.beam;
+    if (so.beam > 0) dp.beam = so.beam;
     dp.rank_weight = w.free_share * m;
     dp.round_weight = (1 - w.free_share) * m;
     DpResult r = solve_stage_partition(dp);
@@ -71,7 +72,7 @@ StageLayout optimise_stage_layout(const predict::Case& c, const predict::Predict
     cand.dp.exact = r.exact;
     out.candidates.push_back(std::move(cand));
   }
-  if (problem.dp.vpp > 1) {
+  if (problem.dp.vpp > 1 && so.engine_pick) {
     if (const std::string d = default_layout_text(c); !d.empty()) {
       try {
         StageCandidate cand{predict::default_pipeline_layout(c.model,
@@ -94,7 +95,7 @@ StageLayout optimise_stage_layout(const predict::Case& c, const predict::Predict
   for (auto& cand : out.candidates) {
     if (std::any_of(unique.begin(), unique.end(), [&](const auto& u) { return u.layout == cand.layout; })) continue;
     cand.fits = fits_memory(c, cand.layout, problem.usable_bytes);
-    if (problem.dp.vpp > 1) cand.step_s = engine_step_time(c, options, cand.layout);
+    if (problem.dp.vpp > 1 && so.engine_pick) cand.step_s = engine_step_time(c, options, cand.layout);
     unique.push_back(std::move(cand));
   }
   out.candidates = std::move(unique);
@@ -128,7 +129,9 @@ std::string default_stage_layout(const predict::Case& c, const predict::PredictO
   if (balanced.empty()) return balanced;
   if (layout::stage_placement(layout::resolve_schedule(c.layout)) != layout::StagePlacement::interleaved)
     return balanced;
-  return optimise_stage_layout(c, options).layout;
+  StageLayoutOptions so;
+  so.engine_pick = false;
+  return optimise_stage_layout(c, options, so).layout;
 }
 
 }  // namespace moesim::stages

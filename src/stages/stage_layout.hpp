@@ -43,7 +43,10 @@ struct StageLayout {
 
 struct StageLayoutOptions {
   bool cap_memory = true;  // keep every rank under the GPU's usable HBM
-  std::size_t beam = 256;  // states kept per (stage, items placed) with vpp > 1 (stage_dp.hpp)
+  std::size_t beam = 0;    // states kept per (stage, items placed) with vpp > 1 (0 = the problem's; stage_dp.hpp)
+  // false: with vpp > 1 the lock-step weighting alone, no engine runs (what run and validate use, for speed: the
+  // lock-step candidate was the engine's pick, or tied with it, in every case of docs/studies/stage-layouts.md).
+  bool engine_pick = true;
 };
 
 // With vpp = 1 the DP's optimum (exact for the 1F1B closed form). With vpp > 1 the interleaved schedule sits
@@ -62,7 +65,8 @@ StageLayout optimise_stage_layout(const predict::Case& c, const predict::Predict
 double engine_step_time(const predict::Case& c, const predict::PredictOptions& options, const std::string& text);
 
 // What `run`, `validate` and `search` use when a case gives no pp_layout: "" when it gives one, has a single
-// virtual stage, or the even split fits (Megatron's default then); otherwise the optimised layout, capped by
+// virtual stage, or the even split fits (Megatron's default then); otherwise the optimised layout without the
+// engine pick (StageLayoutOptions::engine_pick false), capped by
 // memory (whatever options.check_memory says: a layout that fits is preferred even where memory is not enforced;
 // the fastest when none fits). Schedules with other stage placements keep the balanced layout of
 // predict/default_pipeline_layout.hpp.

@@ -121,6 +121,12 @@ StageProblem stage_problem(const predict::Case& in, const predict::PredictOption
   // interleaving the fill and drain through pp - 1 chunks at the slowest chunk's pace.
   p.dp.rank_weight = c.layout.num_microbatches();
   p.dp.stage_weight = vpp > 1 ? pp - 1 : 0;
+  // Bounds that keep deep pipelines (PP16 VPP8: 128 stages) to seconds and a few hundred MB: no virtual stage takes
+  // more than twice the mean share of items plus two (a chunk that big is never the fastest), and fewer states per
+  // bucket beyond 32 stages.
+  const int item_count = layers + 2 + (mtp > 0 ? 1 : 0);
+  p.dp.max_stage_items = 2 * ((item_count + stages - 1) / stages) + 2;
+  p.dp.beam = stages <= 32 ? 256 : 64;
   auto none = [](layout::ChunkAssignment&) {};
   std::vector<double> base(upp);
   for (int r = 0; r < pp; ++r) base[static_cast<std::size_t>(r)] = mem.rank_total(r, none);

@@ -1,5 +1,6 @@
 // Layout strings of stage partitions round-trip through the parser, and the optimiser on a real case (small-moe
 // PP2 VPP3 on one DGX H100: 8 layers over 6 virtual stages) obeys Megatron's rules and beats the balanced layout.
+#include <algorithm>
 #include <stdexcept>
 
 #include <doctest/doctest.h>
@@ -82,7 +83,10 @@ TEST_CASE("stage optimiser on small-moe PP2 VPP3: Megatron's rules, no slower th
   CHECK(best.dp.imbalance() >= 0);
   CHECK(reference.feasible);
   // The default `run` uses is this layout.
-  CHECK(stages::default_stage_layout(c, o) == best.layout);
+  // The default `run` uses is the lock-step DP candidate (no engine runs): one of those the engine compared.
+  const std::string fallback = stages::default_stage_layout(c, o);
+  CHECK(std::any_of(best.candidates.begin(), best.candidates.end(),
+                    [&](const auto& cand) { return cand.layout == fallback; }));
   // A memory cap nothing meets: the fastest layout, flagged.
   auto tight = problem;
   tight.dp.mem_cap = 1;
