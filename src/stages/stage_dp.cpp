@@ -51,12 +51,17 @@ struct Better {
   }
 };
 
-// States with the same unfinished-rank work and memory (to 0.1 ns and 1 kB) have the same futures; keep the best.
-std::vector<long long> signature(const State& s) {
+// States with the same unfinished-rank work and memory (to 0.1 ns and 1 kB) have the same futures.
+// Only what the future depends on: the ranks' work when the objective weighs it, their memory when it is capped.
+// (The lock-step objective without a cap needs neither: its states collapse to a few per bucket, and the DP is
+// exact whatever the depth.)
+std::vector<long long> signature(const DpProblem& p, const State& s) {
   std::vector<long long> key;
   key.reserve(2 * s.load.size());
-  for (double x : s.load) key.push_back(std::llround(x * 1e10));
-  for (double x : s.mem) key.push_back(std::llround(x / 1024));
+  if (p.rank_weight > 0)
+    for (double x : s.load) key.push_back(std::llround(x * 1e10));
+  if (p.mem_cap > 0)
+    for (double x : s.mem) key.push_back(std::llround(x / 1024));
   return key;
 }
 
@@ -152,7 +157,7 @@ DpResult solve_stage_partition(const DpProblem& p) {
       std::vector<State> kept;
       std::map<std::vector<long long>, std::vector<std::size_t>> seen;  // signature -> indices in kept
       for (auto& st : bucket) {
-        auto& same = seen[signature(st)];
+        auto& same = seen[signature(p, st)];
         if (std::any_of(same.begin(), same.end(), [&](std::size_t o) { return covers(kept[o], st); })) continue;
         if (kept.size() >= std::max<std::size_t>(1, p.beam)) {
           res.exact = false;
