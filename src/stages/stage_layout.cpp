@@ -72,7 +72,7 @@ StageLayout optimise_stage_layout(const predict::Case& c, const predict::Predict
     cand.dp.exact = r.exact;
     out.candidates.push_back(std::move(cand));
   }
-  if (problem.dp.vpp > 1 && so.engine_pick) {
+  if (problem.dp.vpp > 1) {
     if (const std::string d = default_layout_text(c); !d.empty()) {
       try {
         StageCandidate cand{predict::default_pipeline_layout(c.model,
@@ -99,15 +99,21 @@ StageLayout optimise_stage_layout(const predict::Case& c, const predict::Predict
     unique.push_back(std::move(cand));
   }
   out.candidates = std::move(unique);
-  // The fastest that fits (when capping and some fits), by the engine with vpp > 1, by the DP's measure otherwise.
+  // The fastest that fits (when capping and some fits): by the engine with the engine pick; otherwise with vpp > 1
+  // by the lock-step objective (m * rounds' slowest chunks + (pp - 1) * slowest stage), which keeps the default
+  // where the beam-limited DP does worse (Qwen3-235B PP8 VPP3 on GB200: rounds 106 ms against the balanced
+  // layout's 100 ms, 37.0 s against 25.8 s on the engine); with vpp = 1 by the slowest rank (the DP is exact).
+  auto measure_of = [&](const StageCandidate& cand) {
+    if (cand.step_s > 0) return cand.step_s;
+    if (problem.dp.vpp == 1) return cand.dp.max_rank_time;
+    return m * cand.dp.rounds_time + problem.dp.stage_weight * cand.dp.max_stage_time;
+  };
   const bool need_fit = so.cap_memory && std::any_of(out.candidates.begin(), out.candidates.end(),
                                                      [](const auto& cand) { return cand.fits; });
   const StageCandidate* best = nullptr;
   for (const auto& cand : out.candidates) {
     if (need_fit && !cand.fits) continue;
-    const double key = cand.step_s > 0 ? cand.step_s : cand.dp.max_rank_time;
-    const double best_key = best ? (best->step_s > 0 ? best->step_s : best->dp.max_rank_time) : 0;
-    if (!best || key < best_key) best = &cand;
+    if (!best || measure_of(cand) < measure_of(*best)) best = &cand;
   }
   out.layout = best->layout;
   out.dp = best->dp;

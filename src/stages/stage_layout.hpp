@@ -44,8 +44,9 @@ struct StageLayout {
 struct StageLayoutOptions {
   bool cap_memory = true;  // keep every rank under the GPU's usable HBM
   std::size_t beam = 0;    // states kept per (stage, items placed) with vpp > 1 (0 = the problem's; stage_dp.hpp)
-  // false: with vpp > 1 the lock-step weighting alone, no engine runs (what run and validate use, for speed: the
-  // lock-step candidate was the engine's pick, or tied with it, in every case of docs/studies/stage-layouts.md).
+  // false: with vpp > 1 the lock-step weighting alone and the default layout, the better by the lock-step
+  // objective, no engine runs (what run and validate use, for speed; the lock-step candidate was the engine's
+  // pick, or tied with it, in the cases of docs/studies/stage-layouts.md, but the beam can miss: see there).
   bool engine_pick = true;
 };
 
