@@ -166,6 +166,7 @@ PreparedFlags prepare_flags(const CaseFlags& flags, const Context& ctx, bool opt
   // No pp_layout and an uneven split: the stage optimiser's layout for this case's costs and memory.
   p.default_layout = default_layout;
   if (default_layout && optimise_stages) {
+    p.c.layout.pp_layout.clear();  // the balanced default stands in until here
     p.c.layout.pp_layout = stages::default_stage_layout(p.c, p.options);
     announce_default_layout(p.c, "the stage optimiser's layout (moesim layout)", ctx);
   }
