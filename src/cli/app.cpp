@@ -23,6 +23,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   add_memory_command(app, ctx);
   add_run_command(app, ctx);
   add_estimate_command(app, ctx);
+  add_layout_command(app, ctx);
   add_search_command(app, ctx);
   add_merge_command(app, ctx);
   add_validate_command(app, ctx);

@@ -23,6 +23,7 @@
 #include "report/ranking_report.hpp"
 #include "report/step_report.hpp"
 #include "report/validation_report.hpp"
+#include "stages/stage_layout.hpp"
 #include "topology/system_catalog.hpp"
 
 namespace moesim::cli {
@@ -145,7 +146,8 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     const std::string table_name = args->csv.empty() ? "data/measurements/groundtruth.csv" : args->csv;
     predict::Resolvers r{
         [&](const std::string& n) { return model::load_model_file(models.resolve(n, table_name, "model")); },
-        [&](const std::string& n) { return systems.resolve(n); }, rules};
+        [&](const std::string& n) { return systems.resolve(n); }, rules,
+        [](const predict::Case& c, const predict::PredictOptions& o) { return stages::default_stage_layout(c, o); }};
     const auto params = model_params(args->params);
     const auto kernel_model = select_kernel_model_per_gpu(args->kernel_model, ctx, params.kernels);
     predict::PredictOptions base;

@@ -24,6 +24,7 @@ void add_describe_command(CLI::App& app, Context& ctx);
 void add_memory_command(CLI::App& app, Context& ctx);
 void add_run_command(CLI::App& app, Context& ctx);
 void add_estimate_command(CLI::App& app, Context& ctx);
+void add_layout_command(CLI::App& app, Context& ctx);
 void add_search_command(CLI::App& app, Context& ctx);
 void add_merge_command(CLI::App& app, Context& ctx);
 void add_validate_command(CLI::App& app, Context& ctx);

@@ -16,6 +16,7 @@
 #include "model/model_catalog.hpp"
 #include "predict/default_pipeline_layout.hpp"
 #include "predict/param_fit.hpp"
+#include "stages/stage_layout.hpp"
 #include "topology/system_catalog.hpp"
 
 namespace moesim::cli {
@@ -99,7 +100,7 @@ bool sets_field(const config::Json& json, std::string_view name) {
 
 }  // namespace
 
-void apply_model_defaults(predict::Case& c, const config::Json& layout_json, const Context& ctx) {
+bool apply_model_defaults(predict::Case& c, const config::Json& layout_json, const Context& ctx, bool announce) {
   // MTP: the model's own MTP layers unless the layout says otherwise; a given pp_layout places its MTP layers
   // itself, so its 'm' count is the default then (a layout without 'm' keeps running without MTP).
   if (!sets_field(layout_json, "mtp")) {
@@ -112,18 +113,23 @@ void apply_model_defaults(predict::Case& c, const config::Json& layout_json, con
       }
     }
   }
-  // Layers that do not split evenly over pp*vpp: the balanced layout validate uses, printed so the user can
-  // pass it (or edit it) with --pp-layout.
-  if (const std::string chosen = predict::default_pipeline_layout(c.model, c.layout); !chosen.empty()) {
-    c.layout.pp_layout = chosen;
-    ctx.err << "note: " << c.model.num_layers
-            << " decoder layers do not split evenly over pp*vpp=" << c.layout.pp * c.layout.vpp
-            << " virtual stages; using the balanced layout --pp-layout \""
-            << layout::parse_pipeline_layout(chosen).to_string() << "\"\n";
-  }
+  // Layers that do not split evenly over pp*vpp: the balanced layout, printed so the user can pass it (or edit
+  // it) with --pp-layout. prepare_flags replaces it by the stage optimiser's.
+  const std::string chosen = predict::default_pipeline_layout(c.model, c.layout);
+  if (chosen.empty()) return false;
+  c.layout.pp_layout = chosen;
+  if (announce) announce_default_layout(c, "the balanced layout", ctx);
+  return true;
 }
 
-predict::Case resolve_case(const CaseFlags& flags, const Context& ctx) {
+void announce_default_layout(const predict::Case& c, const std::string& what, const Context& ctx) {
+  ctx.err << "note: " << c.model.num_layers
+          << " decoder layers do not split evenly over pp*vpp=" << c.layout.pp * c.layout.vpp
+          << " virtual stages; using " << what << " --pp-layout \""
+          << layout::parse_pipeline_layout(c.layout.pp_layout).to_string() << "\"\n";
+}
+
+predict::Case resolve_case(const CaseFlags& flags, const Context& ctx, bool* default_layout) {
   const bool use_default = flags.model.empty() && flags.system.empty() && flags.layout.layout_file.empty();
   Diagnostics diags;
   const config::Json base = use_default ? layout::default_case_json() : config::Json::object();
@@ -143,18 +149,27 @@ predict::Case resolve_case(const CaseFlags& flags, const Context& ctx) {
   const auto root = config::data_dir(ctx.data_dir);
   predict::Case c{model::ModelCatalog(root).load(model), topology::SystemCatalog::load(root).resolve(system),
                   spec.layout};
-  apply_model_defaults(c, json, ctx);
+  const bool defaulted = apply_model_defaults(c, json, ctx, default_layout == nullptr);
+  if (default_layout) *default_layout = defaulted;
   return c;
 }
 
-PreparedFlags prepare_flags(const CaseFlags& flags, const Context& ctx) {
-  PreparedFlags p{resolve_case(flags, ctx), {}, {}};
+PreparedFlags prepare_flags(const CaseFlags& flags, const Context& ctx, bool optimise_stages) {
+  bool default_layout = false;
+  PreparedFlags p{resolve_case(flags, ctx, &default_layout), {}, {}};
   const auto params = model_params(flags.params);
   p.kernel_model = select_kernel_model(flags.kernel_model, p.c.system.gpu.name, ctx, params.kernels);
   p.options.kernels = p.kernel_model.model.get();
   p.options.flops_convention = flops_convention(flags);
   p.options.params = params.step;
   p.options.check_memory = !flags.ignore_memory;
+  // No pp_layout and an uneven split: the stage optimiser's layout for this case's costs and memory.
+  p.default_layout = default_layout;
+  if (default_layout && optimise_stages) {
+    p.c.layout.pp_layout.clear();  // the balanced default stands in until here
+    p.c.layout.pp_layout = stages::default_stage_layout(p.c, p.options);
+    announce_default_layout(p.c, "the stage optimiser's layout (moesim layout)", ctx);
+  }
   return p;
 }
 

@@ -2,6 +2,7 @@
 
 #include "config/data_dir.hpp"
 #include "model/model_loader.hpp"
+#include "stages/stage_layout.hpp"
 
 namespace moesim::cli {
 
@@ -15,7 +16,8 @@ predict::Resolvers TableSources::resolvers(const std::string& table_name) const 
   return {[this, table_name](const std::string& n) {
             return model::load_model_file(models_.resolve(n, table_name, "model"));
           },
-          [this](const std::string& n) { return systems_.resolve(n); }, rules_};
+          [this](const std::string& n) { return systems_.resolve(n); }, rules_,
+          [](const predict::Case& c, const predict::PredictOptions& o) { return stages::default_stage_layout(c, o); }};
 }
 
 config::CsvTable TableSources::read(const std::string& csv, const std::string& recipes,

@@ -139,6 +139,17 @@ MemoryEstimate estimate_memory(const model::ModelSpec& spec, const layout::Layou
     b.inflight_units = counts.peak_inflight;
     b.pending_wgrad_units = counts.pending_wgrads_at_peak;
     b.activations = act_per_microbatch / stages.vpp * counts.peak_inflight;
+    // Combined 1F1B (A2A overlap on an MoE model under 1F1B or interleaved 1F1B): the steady forward is merged with
+    // another micro-batch's backward layer by layer (moe-modeling.md §5.2, Megatron's
+    // model_chunk_schedule_plan.py TransformerLayerSchedulePlan.run), so while it saves a layer the backward frees
+    // one: at the peak the warm-up's chunks are held whole and the merged forward adds about one layer, not a
+    // whole chunk. (Counting the chunk whole put Qwen3-30B-A3B MBS8 on 8 GB300, a published run, at 367 GiB.)
+    const auto kind = layout::resolve_schedule(l);
+    const bool merged = l.a2a_overlap && spec.is_moe() &&
+                        (kind == layout::Schedule::one_f_one_b || kind == layout::Schedule::interleaved) &&
+                        counts.peak_inflight > 1 && counts.peak_inflight < l.num_microbatches() * stages.vpp;
+    if (merged && act_per_microbatch > 0)
+      b.activations = act_per_microbatch / stages.vpp * (counts.peak_inflight - 1) + std::max(act_moe, act_dense);
     b.wgrad_retained = wgrad_per_microbatch / stages.vpp * counts.pending_wgrads_at_peak;
     b.activations += b.wgrad_retained;
     // Full recompute re-materialises one layer at a time during backward: its full activations are live once.

@@ -88,15 +88,21 @@ RowCase case_from_row(const std::map<std::string, std::string>& row, const Resol
     }
     // What the row's sources say beyond its columns (data/rules/row_settings.json, container_te.json).
     rules.apply(row, c.model, c.layout);
-    // A PP/VPP split published without its pipeline_model_parallel_layout where the layers do not divide
-    // evenly: Megatron-Bridge's recipes then use an uneven layout; moesim's documented default balances
-    // estimated stage cost (predict/default_pipeline_layout.hpp).
-    if (c.layout.pp_layout.empty()) c.layout.pp_layout = default_pipeline_layout(c.model, c.layout);
     rc.options = base;
     // Published runs ran: a memory estimate above the GPU's HBM is moesim's error, not a reason to skip.
     rc.options.check_memory = false;
     rc.options.flops_convention = rules.flops_convention(row, c.model, c.layout);
     rc.options.keep_timeline = false;
+    // A PP/VPP split published without its pipeline_model_parallel_layout where the layers do not divide
+    // evenly: Megatron-Bridge's recipes then use an uneven layout; moesim's default is the stage optimiser's
+    // (Resolvers::stage_layout) or, without one, the balanced layout (predict/default_pipeline_layout.hpp).
+    if (c.layout.pp_layout.empty()) {
+      c.layout.pp_layout = default_pipeline_layout(c.model, c.layout);
+      if (!c.layout.pp_layout.empty() && resolve.stage_layout) {
+        c.layout.pp_layout.clear();
+        c.layout.pp_layout = resolve.stage_layout(c, rc.options);
+      }
+    }
     rc.c = std::move(c);
   } catch (const Error& e) {
     std::string what = e.what();

@@ -11,7 +11,8 @@
 // container, Megatron-Bridge's BF16 gradient reduce and moments, FP8 attention, FSDP2 for a framework naming it
 // (unless an `fsdp` column says 0 or 1), and the FLOP definition of its framework (MaxText/JAX -> maxtext,
 // TorchTitan -> torchtitan, else megatron). A PP/VPP split without its pp_layout whose layers do not divide gets
-// the balanced layout (predict/default_pipeline_layout.hpp). Rows whose metric is not a step prediction
+// Resolvers::stage_layout's layout (the CLI's: the stage optimiser), else the balanced one
+// (predict/default_pipeline_layout.hpp). Rows whose metric is not a step prediction
 // (time-to-train, scaling percentages), whose parallel sizes are missing, or whose names do not resolve are
 // skipped with the reason.
 #include <functional>
@@ -41,6 +42,9 @@ struct Resolvers {
   std::function<model::ModelSpec(const std::string&)> model;
   std::function<topology::SystemSpec(const std::string&)> system;
   std::shared_ptr<const DatasetRules> rules;
+  // The pipeline layout of a row that publishes a PP/VPP split without its layout where the layers do not divide
+  // (the stage optimiser, stages/stage_layout.hpp, which sits above this module); unset = the balanced layout.
+  std::function<std::string(const Case&, const PredictOptions&)> stage_layout;
 };
 
 // The columns validate cannot read a row without: id, metric, value, model, hardware, gpus, tp, pp, mbs, gbs, seq

@@ -9,6 +9,7 @@
 #include "layout/feasibility.hpp"
 #include "memory/model_facts_from_spec.hpp"
 #include "predict/default_pipeline_layout.hpp"
+#include "search/finalist_stages.hpp"
 #include "search/megatron_args.hpp"
 
 namespace moesim::search {
@@ -127,12 +128,15 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
   const auto t1 = clock::now();
   result.stage_seconds["enumerate, screen and estimate"] = std::chrono::duration<double>(t1 - t0).count();
 
-  // Verify the best with the engine (in parallel, one per thread).
+  // Verify the best with the engine (in parallel, one per thread), each with its optimised stage layout
+  // (finalist_stages.hpp; only faster, so the verified stay ahead of the rest).
   const std::size_t verify = std::min(result.ranking.size(), static_cast<std::size_t>(std::max(0, options.verify)));
   const auto simulated = parallel_map<report::StepReport>(verify, options.jobs, [&](std::size_t i) {
+    optimise_finalist_stages(base, result.ranking[i], o);
     return predict::predict_step({base.model, base.system, result.ranking[i].layout}, o).report;
   });
   for (std::size_t i = 0; i < verify; ++i) result.ranking[i].simulated = simulated[i];
+  keep_best(result.ranking, top);
   result.stage_seconds["verify with the engine"] = std::chrono::duration<double>(clock::now() - t1).count();
   return result;
 }

@@ -21,7 +21,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       std::make_shared<const predict::DatasetRules>(predict::load_dataset_rules(MOESIM_SOURCE_DIR));
   static const predict::Resolvers resolvers{
       [](const std::string& n) { return model::load_model_file(models.resolve(n, "fuzz.csv", "model")); },
-      [](const std::string& n) { return systems.resolve(n); }, rules};
+      [](const std::string& n) { return systems.resolve(n); },
+      rules,
+      {}};
   if (size > 256 * 1024) return 0;
   const std::string text(reinterpret_cast<const char*>(data), size);
   fuzz::expect_answer("csv", [&] {

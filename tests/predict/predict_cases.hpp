@@ -29,7 +29,9 @@ inline predict::Resolvers catalog_resolvers() {
   static const auto rules =
       std::make_shared<const predict::DatasetRules>(predict::load_dataset_rules(MOESIM_SOURCE_DIR));
   return {[](const std::string& n) { return models.load(n); },
-          [](const std::string& n) { return systems().resolve(n); }, rules};
+          [](const std::string& n) { return systems().resolve(n); },
+          rules,
+          {}};
 }
 
 // small-moe with the layout of `layout_file` (under tests/fixtures/predict/) on catalog system `system`.

@@ -44,7 +44,9 @@ predict::Resolvers resolvers() {
             if (name != "small-moe") throw ConfigError({{"<test>", "", "unknown model \"" + name + "\""}});
             return test::h100x8().model;
           },
-          [](const std::string& name) { return test::systems().resolve(name); }, rules()};
+          [](const std::string& name) { return test::systems().resolve(name); },
+          rules(),
+          {}};
 }
 
 // One small-moe row on 8 H100 as a column map (TP1 PP2 EP4, 32 x 4096 tokens, 100 TFLOPS measured), plus `extra`.
@@ -136,7 +138,9 @@ TEST_CASE("a blank ep skips an MoE row and means no EP for a dense model") {
   // A dense model (Llama 3.1 8B from the catalog) with ep blank is predicted with EP1.
   const auto dense = model::load_model_file(std::string(MOESIM_SOURCE_DIR) + "/models/llama3.1-8b.json");
   predict::Resolvers rs{[&](const std::string&) { return dense; },
-                        [](const std::string& name) { return test::systems().resolve(name); }, rules()};
+                        [](const std::string& name) { return test::systems().resolve(name); },
+                        rules(),
+                        {}};
   const auto d = predict::validate_table(
       config::parse_csv(
           kHeader + "D,llama,DGX-H100,8,1,1,,,,,8,1,8,4096,BF16,Megatron-Core,,,,,,,,tflops_per_gpu,400,u,s,n\n",
