@@ -142,6 +142,8 @@ Timed UnitProbe::chunk_pair(int rank, int chunk) { return chunk_units(rank, chun
 
 Timed UnitProbe::chunk_units(int rank, int chunk, bool merged) {
   const auto& ch = ctx_.in.stages.chunk(rank, chunk);
+  // An empty virtual stage (a stage layout may leave one without layers) runs nothing.
+  if (ch.layers.empty() && ch.mtp_layers.empty() && !ch.has_embedding && !ch.has_loss) return {};
   const int layers = static_cast<int>(ctx_.in.model.num_layers);
   const auto order = chunk_layer_order(ch, layers);
   const auto& fwd = order.forward;
