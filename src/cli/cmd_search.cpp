@@ -15,6 +15,7 @@
 #include "search/search_mpi.hpp"
 #include "search/search_output.hpp"
 #include "search/search_run.hpp"
+#include "search/value_list.hpp"
 
 namespace moesim::cli {
 namespace {
@@ -52,19 +53,14 @@ std::string dimension_of(const std::string& key) {
 
 // A boolean dimension's pins as the search space spells them (1, 0), from the layout flags' spellings, each
 // value possibly a comma list (--a2a-overlap true,false).
-std::string bool_pins(const std::vector<std::string>& values) {
+std::string bool_pins(const std::string& flag, const std::vector<std::string>& values) {
   if (values.empty()) return "1";
   std::string s;
-  auto add = [&s](const std::string& v) {
-    const bool yes = v == "true" || v == "yes" || v == "on", no = v == "false" || v == "no" || v == "off";
-    s += (s.empty() ? "" : ",") + (yes ? std::string("1") : no ? std::string("0") : v);
-  };
-  for (const auto& v : values) {
-    std::size_t from = 0;
-    for (std::size_t comma; (comma = v.find(',', from)) != std::string::npos; from = comma + 1)
-      add(v.substr(from, comma - from));
-    add(v.substr(from));
-  }
+  for (const auto& v : values)
+    for (const auto& one : search::split_names(flag, v)) {
+      const bool yes = one == "true" || one == "yes" || one == "on", no = one == "false" || one == "no" || one == "off";
+      s += (s.empty() ? "" : ",") + (yes ? std::string("1") : no ? std::string("0") : one);
+    }
   return s;
 }
 
@@ -106,7 +102,7 @@ void add_search_command(CLI::App& app, Context& ctx) {
       const bool boolean = dim == "a2a-overlap" || dim == "tp-comm-overlap" || dim == "fsdp";
       std::string text;
       for (const auto& v : g.values) text += (text.empty() ? "" : ",") + v;
-      pins[dim] = boolean ? bool_pins(g.values) : text;
+      pins[dim] = boolean ? bool_pins("--" + dim, g.values) : text;
     }
     CaseFlags flags = args->flags;
     flags.layout = base_flags;

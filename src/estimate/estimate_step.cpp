@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -20,21 +22,28 @@ struct RankTimed {
   Timed fwd, bwd, pair, steady;
 };
 
+// One micro-batch's forward (embedding, layers) and full backward (heads, layers, embedding weight gradient)
+// through one chunk, from the per-layer probes.
+std::pair<Timed, Timed> chunk_passes(const workload::StepContext& ctx, UnitProbe& probe,
+                                     const layout::ChunkAssignment& ch) {
+  const auto order = chunk_layer_order(ch, static_cast<int>(ctx.in.model.num_layers));
+  Timed fwd, bwd;
+  if (ch.has_embedding) fwd += probe.embedding_forward();
+  for (int l : order.forward) fwd += probe.forward(l);
+  bwd += probe.heads(ch);
+  for (int l : order.backward) bwd += probe.backward(l);
+  if (ch.has_embedding) bwd += probe.embedding_wgrad();
+  return {fwd, bwd};
+}
+
 // One micro-batch of every chunk of pipeline rank `rank`: its forwards, its backwards and, when the schedule
 // merges them, its forward/backward pairs (the walker pairs forward layer k with backward layer k).
 RankTimed rank_units(const workload::StepContext& ctx, UnitProbe& probe, int rank, bool merged, bool steady) {
-  const int layers = static_cast<int>(ctx.in.model.num_layers);
   RankTimed t;
   for (int c = 0; c < ctx.in.stages.vpp; ++c) {
-    const auto& ch = ctx.in.stages.chunk(rank, c);
-    const auto order = chunk_layer_order(ch, layers);
-    const auto& fwd = order.forward;
-    const auto& bwd = order.backward;
-    if (ch.has_embedding) t.fwd += probe.embedding_forward();
-    for (int l : fwd) t.fwd += probe.forward(l);
-    t.bwd += probe.heads(ch);
-    for (int l : bwd) t.bwd += probe.backward(l);
-    if (ch.has_embedding) t.bwd += probe.embedding_wgrad();
+    const auto [fwd, bwd] = chunk_passes(ctx, probe, ctx.in.stages.chunk(rank, c));
+    t.fwd += fwd;
+    t.bwd += bwd;
     if (steady) t.steady += probe.chunk_forward_backward(rank, c);
     if (merged) t.pair += probe.chunk_pair(rank, c);
   }
@@ -54,20 +63,14 @@ ChunkTimed chunk_units(const workload::StepContext& ctx, UnitProbe& probe, int r
   const auto& ch = ctx.in.stages.chunk(rank, chunk);
   const auto order = chunk_layer_order(ch, static_cast<int>(ctx.in.model.num_layers));
   ChunkTimed t;
-  if (ch.has_embedding) t.fwd += probe.embedding_forward();
-  for (int l : order.forward) t.fwd += probe.forward(l);
-  t.bwd += probe.heads(ch);
+  std::tie(t.fwd, t.bwd) = chunk_passes(ctx, probe, ch);
   t.bwd_input += probe.heads_input(ch);
   t.wgrad += probe.heads_wgrad(ch);
   for (int l : order.backward) {
-    t.bwd += probe.backward(l);
     t.bwd_input += probe.backward_input(l);
     t.wgrad += probe.weight_gradients(l);
   }
-  if (ch.has_embedding) {
-    t.bwd += probe.embedding_wgrad();
-    t.wgrad += probe.embedding_wgrad();
-  }
+  if (ch.has_embedding) t.wgrad += probe.embedding_wgrad();
   const Timed steady = probe.chunk_forward_backward(rank, chunk);
   const double sum = t.fwd.seconds + t.bwd.seconds;
   if (sum > 0 && steady.seconds < sum) {

@@ -31,14 +31,10 @@ class Pipeline {
   using Key = std::tuple<UnitKind, int, int>;
 
   Key key(UnitKind kind, int rank, int chunk, int mb) const {
-    const auto at = layout::position_of(s_.placement, s_.pp, s_.vpp, rank, chunk);
-    return {kind, at.copy * layout::stages_per_copy(s_.placement, s_.pp, s_.vpp) + at.stage, mb};
+    return {kind, layout::stage_across_copies(s_.placement, s_.pp, s_.vpp, rank, chunk), mb};
   }
   std::optional<layout::StageSlot> neighbour(int rank, int chunk, int step) const {
-    auto at = layout::position_of(s_.placement, s_.pp, s_.vpp, rank, chunk);
-    at.stage += step;
-    if (at.stage < 0 || at.stage >= layout::stages_per_copy(s_.placement, s_.pp, s_.vpp)) return std::nullopt;
-    return layout::slot_of(s_.placement, s_.pp, s_.vpp, at);
+    return layout::neighbour_slot(s_.placement, s_.pp, s_.vpp, rank, chunk, step);
   }
   // When the unit's input is there (0 for the first stage's forward); nullopt while it is not.
   std::optional<double> input_ready(int rank, const ScheduleUnit& u) const {

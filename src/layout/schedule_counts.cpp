@@ -138,4 +138,16 @@ double bubble_seconds(Schedule s, int pp, double F, double B, double W, double F
   throw std::logic_error("unknown schedule");
 }
 
+int stage_across_copies(StagePlacement placement, int pp, int chunks, int rank, int chunk) {
+  const auto at = position_of(placement, pp, chunks, rank, chunk);
+  return at.copy * stages_per_copy(placement, pp, chunks) + at.stage;
+}
+
+std::optional<StageSlot> neighbour_slot(StagePlacement placement, int pp, int chunks, int rank, int chunk, int step) {
+  auto at = position_of(placement, pp, chunks, rank, chunk);
+  at.stage += step;
+  if (at.stage < 0 || at.stage >= stages_per_copy(placement, pp, chunks)) return std::nullopt;
+  return slot_of(placement, pp, chunks, at);
+}
+
 }  // namespace moesim::layout

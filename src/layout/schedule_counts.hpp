@@ -12,6 +12,7 @@
 //
 // Every count here is checked against the unit lists the workload schedules emit (tests/workload
 // test_schedule_counts.cpp) for a grid of pp, vpp, micro-batches and ranks.
+#include <optional>
 #include <string_view>
 
 #include "layout/layout.hpp"
@@ -49,6 +50,10 @@ struct StageSlot {
 int stages_per_copy(StagePlacement placement, int pp, int chunks);
 StagePosition position_of(StagePlacement placement, int pp, int chunks, int rank, int chunk);
 StageSlot slot_of(StagePlacement placement, int pp, int chunks, StagePosition position);
+// A chunk's stage numbered across the model copies (copy x stages per copy + stage): what names a unit's input.
+int stage_across_copies(StagePlacement placement, int pp, int chunks, int rank, int chunk);
+// The chunk holding the stage `step` stages after (or before, step < 0) this chunk's in its copy; none past an end.
+std::optional<StageSlot> neighbour_slot(StagePlacement placement, int pp, int chunks, int rank, int chunk, int step);
 
 // Whether the schedule runs weight gradients as their own units (W) and overlaps forward/backward chunk pairs.
 bool splits_weight_gradients(Schedule schedule);

@@ -133,16 +133,12 @@ LayerRun ScheduleWalker::layer_run(int rank, int layer, int mb, Chain& chain, bo
 
 StageInputs::Key ScheduleWalker::key_of(UnitKind kind, int rank, int chunk, int mb) const {
   const auto& s = ctx_.in.stages;
-  const auto at = layout::position_of(s.placement, s.pp, s.vpp, rank, chunk);
-  return {kind, at.copy * layout::stages_per_copy(s.placement, s.pp, s.vpp) + at.stage, mb};
+  return {kind, layout::stage_across_copies(s.placement, s.pp, s.vpp, rank, chunk), mb};
 }
 
 std::optional<layout::StageSlot> ScheduleWalker::neighbour(int rank, int chunk, int step) const {
   const auto& s = ctx_.in.stages;
-  auto at = layout::position_of(s.placement, s.pp, s.vpp, rank, chunk);
-  at.stage += step;
-  if (at.stage < 0 || at.stage >= layout::stages_per_copy(s.placement, s.pp, s.vpp)) return std::nullopt;
-  return layout::slot_of(s.placement, s.pp, s.vpp, at);
+  return layout::neighbour_slot(s.placement, s.pp, s.vpp, rank, chunk, step);
 }
 
 void ScheduleWalker::start_unit(int rank, UnitPlan& u, DataParallelStrategy& dp, StageInputs& inputs) {
