@@ -27,8 +27,8 @@ struct ScheduleUnit {
   UnitKind kind = UnitKind::F;
   int chunk = 0;       // virtual chunk on this rank (0..vpp-1)
   int microbatch = 0;  // 0..m-1
-  // F only: run overlapped with the B right after it (DualPipe's F&B chunk pair; the walker merges the two layer
-  // by layer, as for Megatron's combined 1F1B).
+  // F only: run overlapped with the B right after it (Megatron's combined 1F1B steady state, DualPipe's F&B chunk
+  // pair; the walker merges the two layer by layer).
   bool paired = false;
   bool forward() const { return kind == UnitKind::F; }
   bool operator==(const ScheduleUnit&) const = default;
@@ -48,8 +48,8 @@ class PipelineSchedule {
   virtual std::string_view name() const = 0;
   // Units of pipeline rank `rank` in issue order: every (chunk, micro-batch) once per pass.
   virtual std::vector<ScheduleUnit> units(const ScheduleShape& shape, int rank) const = 0;
-  // Whether the walker merges a forward directly followed by a backward layer by layer (Megatron's combined
-  // 1F1B, moe-modeling.md §5.2; MoE models only).
+  // Whether the schedule pairs forwards with backwards in Megatron's combined 1F1B way (moe-modeling.md §5.2; MoE
+  // models only): its steady-state forwards are marked `paired`, as the closed-form estimate assumes.
   virtual bool merges_forward_backward_pairs() const { return false; }
 };
 

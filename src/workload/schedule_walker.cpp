@@ -53,8 +53,7 @@ std::vector<OpId> ScheduleWalker::walk_rank(int rank, DataParallelStrategy& dp, 
       ++i;
       continue;
     }
-    const bool pair = moe && i + 1 < units.size() && u.kind == UnitKind::F && units[i + 1].kind == UnitKind::B &&
-                      (schedule_.merges_forward_backward_pairs() || u.paired);
+    const bool pair = moe && u.paired && i + 1 < units.size() && units[i + 1].kind == UnitKind::B;
     if (pair) {
       UnitPlan f = plan(u), b = plan(units[i + 1]);
       start_unit(rank, f, dp, inputs);

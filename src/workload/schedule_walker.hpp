@@ -3,9 +3,9 @@
 // chunk's layers (reversed for a backward or a weight-gradient unit) with the embedding, loss and MTP heads around
 // them; the walker hands each layer to the LayerEmitter, calls the data-parallel strategy's hooks around forward
 // and backward units and layers, and links stages with point-to-point sends where consecutive stages sit on
-// different ranks (layout::StagePlacement: interleaved, V-shaped or DualPipe's two copies). A forward directly
-// followed by a backward of a MoE model is emitted layer by layer together when the schedule merges such pairs
-// (Megatron's combined 1F1B) or marks the forward `paired` (DualPipe's F&B chunks). A backward whose chunk and
+// different ranks (layout::StagePlacement: interleaved, V-shaped or DualPipe's two copies). A forward the schedule
+// marks `paired` (Megatron's combined 1F1B's steady state, DualPipe's F&B chunks) is emitted layer by layer together
+// with the backward after it, for a MoE model. A backward whose chunk and
 // micro-batch have a W unit later in the list leaves its weight gradients to that unit.
 #include <map>
 #include <optional>

@@ -101,13 +101,17 @@ TEST_CASE("a2a overlap adds exactly one warm-up forward, capped at all forwards"
   // so the count of leading forwards is warm-up + 1).
   CHECK(warmup(megatron_schedule(4, 1, 0, 8, false)) == 4);
   CHECK(warmup(megatron_schedule(4, 1, 0, 8, true)) == 5);
+  // The steady state's forwards are marked paired ('+'): each runs merged with the backward after it.
   CHECK(to_string(megatron_schedule(4, 1, 3, 8, true)) ==
-        "F0.0 F0.1 B0.0 F0.2 B0.1 F0.3 B0.2 F0.4 B0.3 F0.5 B0.4 F0.6 B0.5 F0.7 B0.6 B0.7");
+        "F0.0 F0.1+ B0.0 F0.2+ B0.1 F0.3+ B0.2 F0.4+ B0.3 F0.5+ B0.4 F0.6+ B0.5 F0.7+ B0.6 B0.7");
   // Interleaved rank 1: warm-up 2 -> 3.
   CHECK(to_string(megatron_schedule(2, 2, 1, 4, true)) ==
-        "F0.0 F0.1 F1.0 F1.1 B1.0 F0.2 B1.1 F0.3 B0.0 F1.2 B0.1 F1.3 B1.2 B1.3 B0.2 B0.3");
-  // Capped: rank 0 of p=2 v=2 m=4 already runs 4 of 8 forwards first; p=2 v=2 m=2 runs all of them.
+        "F0.0 F0.1 F1.0 F1.1+ B1.0 F0.2+ B1.1 F0.3+ B0.0 F1.2+ B0.1 F1.3+ B1.2 B1.3 B0.2 B0.3");
+  // Capped: rank 0 of p=2 v=2 m=4 already runs 4 of 8 forwards first; p=2 v=2 m=2 runs all of them, and with
+  // no steady state nothing is paired (pairing its last forward with its first backward made a cycle: that
+  // backward waits for the next stage's, which waits for this forward).
   CHECK(to_string(megatron_schedule(2, 2, 0, 2, true)) == to_string(megatron_schedule(2, 2, 0, 2, false)));
+  CHECK(to_string(megatron_schedule(2, 2, 1, 2, true)) == "F0.0 F0.1 F1.0 F1.1+ B1.0 B1.1 B0.0 B0.1");
   CHECK(to_string(megatron_schedule(2, 2, 0, 2, false)) == "F0.0 F0.1 F1.0 F1.1 B1.0 B1.1 B0.0 B0.1");
 }
 

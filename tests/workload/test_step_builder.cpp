@@ -340,6 +340,12 @@ TEST_CASE("recompute and a2a overlap change the graph as documented") {
   CHECK(a == b);
 }
 
+TEST_CASE("a2a overlap with as few micro-batches as pipeline ranks builds and runs (no pair without a steady state)") {
+  // gb200x64: PP2 VPP2, DP32; GBS 64 -> 2 micro-batches: rank 0 warms up with all four forwards.
+  const Built few("gb200x64.json", "gb200-nvl72", [](layout::Layout& l) { l.gbs = 64; });
+  CHECK_NOTHROW(few.w.graph.check_invariants(few.w.network));  // the engine's check: no cycle, every dep known
+}
+
 TEST_CASE("a precision the GPU lacks is infeasible") {
   CHECK_THROWS_AS(Built("h100x8.json", "dgx-h100", [](layout::Layout& l) { l.precision = layout::Precision::nvfp4; }),
                   InfeasibleError);
