@@ -1,0 +1,79 @@
+// The search's lower bound (estimate/step_lower_bound.hpp) never exceeds the step time the engine or the estimate
+// gives, on random layouts with overlaps, recompute, FSDP and the other schedules; the fields compute_shaping
+// resets do not change it; and it is the hand-derived micro-batches x model compute / pp.
+#include <random>
+
+#include <doctest/doctest.h>
+
+#include "../properties/random_layouts.hpp"
+#include "estimate/estimate_step.hpp"
+#include "estimate/step_lower_bound.hpp"
+#include "predict/predict_step.hpp"
+
+using namespace moesim;
+
+namespace {
+
+double bound_of(const predict::Case& c) {
+  const auto kernels = kernels::make_kernel_cost_model("roofline");
+  return estimate::compute_lower_bound(
+      c.layout, estimate::model_compute_seconds(c.model, c.layout, c.system, *kernels, workload::StepParams{}));
+}
+
+// The random cases with what the property generator leaves out: overlaps, selective recompute, other schedules.
+std::vector<predict::Case> varied_cases(std::uint64_t seed, int count) {
+  auto cases = test::random_cases(seed, count);
+  std::mt19937_64 rng(seed + 1);
+  const auto facts = memory::model_facts(cases.front().model);
+  for (auto& c : cases) {
+    auto tweaked = c.layout;
+    const auto coin = [&] { return std::uniform_int_distribution<int>(0, 1)(rng) == 1; };
+    tweaked.a2a_overlap = tweaked.ep > 1 && coin();
+    tweaked.tp_comm_overlap = tweaked.tp > 1 && coin();
+    if (coin()) {
+      tweaked.recompute.granularity = layout::RecomputeGranularity::selective;
+      tweaked.recompute.modules = static_cast<std::uint32_t>(layout::RecomputeModule::moe_act) |
+                                  static_cast<std::uint32_t>(layout::RecomputeModule::core_attn);
+    }
+    if (tweaked.pp > 1 && coin()) tweaked.schedule = tweaked.vpp > 1 ? layout::Schedule::interleaved_zb
+                                                                     : layout::Schedule::zb_h1;
+    if (layout::feasibility_problems(tweaked, facts).empty()) c.layout = tweaked;
+  }
+  return cases;
+}
+
+}  // namespace
+
+TEST_CASE("the compute lower bound is below the engine's and the estimate's step on random layouts") {
+  const auto o = test::unchecked_memory();
+  for (const auto& c : varied_cases(11, 24)) {
+    const double bound = bound_of(c);
+    INFO(test::describe(c));
+    CHECK(bound > 0);
+    CHECK(bound <= predict::predict_step(c, o).report.step_time_s);
+    CHECK(bound <= estimate::estimate_step(c, o).step_time_s);
+  }
+}
+
+TEST_CASE("the fields compute_shaping resets do not change the model's compute") {
+  const auto kernels = kernels::make_kernel_cost_model("roofline");
+  for (const auto& c : varied_cases(12, 40)) {
+    const workload::StepParams p;
+    INFO(test::describe(c));
+    CHECK(estimate::model_compute_seconds(c.model, c.layout, c.system, *kernels, p) ==
+          estimate::model_compute_seconds(c.model, estimate::compute_shaping(c.layout), c.system, *kernels, p));
+  }
+}
+
+TEST_CASE("the bound is micro-batches x model compute / pp, whatever the split") {
+  auto c = test::random_cases(13, 1).front();
+  c.layout.gpus = 16, c.layout.tp = 1, c.layout.cp = 1, c.layout.pp = 2, c.layout.vpp = 1, c.layout.ep = 4;
+  c.layout.mbs = 1, c.layout.gbs = 32;  // dp 8: 4 micro-batches per pipeline
+  const auto kernels = kernels::make_kernel_cost_model("roofline");
+  const double model = estimate::model_compute_seconds(c.model, c.layout, c.system, *kernels, {});
+  CHECK(estimate::compute_lower_bound(c.layout, model) == doctest::Approx(4 * model / 2));
+  // pp 4 at the same GPUs: dp 4, 8 micro-batches, a quarter of the model each: the same bound.
+  c.layout.pp = 4;
+  CHECK(estimate::compute_lower_bound(c.layout, model) == doctest::Approx(8 * model / 4));
+  CHECK(estimate::compute_lower_bound(c.layout, model) == doctest::Approx(4 * model / 2));
+}
