@@ -84,6 +84,8 @@ void add_search_command(CLI::App& app, Context& ctx) {
   sub->add_option("--top", args->options.top, "Layouts in the ranking (default 10)")->check(CLI::PositiveNumber);
   sub->add_option("--verify", args->options.verify, "Of those, re-simulated with the engine (default 3)")
       ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--exhaustive", args->options.exhaustive,
+                "Estimate every candidate (default: skip those whose lower bound cannot reach the top; same ranking)");
   sub->add_option("--jobs", args->options.jobs, "Threads (default: one per hardware thread)")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--shard", args->shard, "Evaluate only shard i of n (i/n, 0-based); combine with `moesim merge`");

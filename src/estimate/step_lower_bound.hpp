@@ -3,33 +3,73 @@
 // (search/search_run.cpp): a candidate whose bound exceeds the K-th best estimate so far cannot enter the top K, so
 // it needs no estimate, and the ranking stays the one an estimate of every candidate would give.
 //
-// The bound is the compute stream's work. Every compute kernel of a rank runs on its one compute stream, one after
-// another, at most at full speed (communication kernels only take SMs away, opgraph/op_graph.hpp), so a rank's
-// step is at least the sum of its kernels' full-SM times. Summed over the pipeline's ranks, one micro-batch costs
-// the whole model's compute once (every decoder and MTP layer's forward, recompute, input and weight gradients,
-// the embedding, the loss and MTP heads) whatever the split, so the busiest rank runs at least that over pp per
-// micro-batch: step >= micro-batches x model compute / pp = gbs x tp x cp / (mbs x gpus) x model compute. The
-// pipeline split (pp, vpp, the stage layout, the schedule), the data-parallel strategy and the overlaps do not
-// enter it, so one bound serves every candidate that differs only there.
+// The bounds count the compute stream's work. Every compute kernel of a rank runs on its one compute stream, one
+// after another, at most at full speed (communication kernels only take SMs away, opgraph/op_graph.hpp), so a
+// rank's step is at least the sum of its kernels' full-SM times.
+// - Whatever the split: summed over the pipeline's ranks, one micro-batch costs the whole model's compute once
+//   (every decoder and MTP layer's forward, recompute, input and weight gradients, the embedding, the loss and MTP
+//   heads), so the busiest rank runs at least that over pp per micro-batch: step >= micro-batches x model compute
+//   / pp = gbs x tp x cp / (mbs x gpus) x model compute. The pipeline split (pp, vpp, the stage layout, the
+//   schedule), the data-parallel strategy and the overlaps do not enter it, so one bound serves every candidate
+//   that differs only there.
+// - For one split under Megatron's 1F1B or interleaved 1F1B (A2A overlap's combined 1F1B included): rank q runs
+//   all its units, m x its chunks' compute, and cannot start before micro-batch 0's forward has passed the first
+//   chunks of ranks 0..q-1; its last unit is the backward of its first chunk for the last micro-batch, whose input
+//   gradient then still has to pass back through the first chunks of ranks q-1..0. So
+//   step >= sum_{r<q} F(r, 0) + m C(q) - W(q, 0) + sum_{r<q} D(r, 0), with F a chunk's forward compute, D its
+//   backward before the weight gradients (recompute included), W its weight gradients (which may run after the
+//   gradient has left) and C(q) the rank's F + D + W over its chunks.
+#include <map>
+#include <utility>
+
 #include "kernels/kernel_cost_model.hpp"
 #include "layout/layout.hpp"
+#include "layout/pipeline_layout.hpp"
 #include "model/model_spec.hpp"
 #include "topology/system_spec.hpp"
 #include "workload/step_builder.hpp"
 
 namespace moesim::estimate {
 
-// Full-SM GPU seconds of one micro-batch's compute kernels through the whole model (all pipeline stages).
-double model_compute_seconds(const model::ModelSpec& model, const layout::Layout& layout,
-                             const topology::SystemSpec& system, const kernels::KernelCostModel& kernels,
-                             const workload::StepParams& params);
+// Full-SM GPU seconds of compute of one micro-batch through one part of the model.
+struct PassCompute {
+  double forward = 0;
+  double backward = 0;  // input gradients, with the recompute that precedes them
+  double wgrad = 0;     // weight gradients
+  double total() const { return forward + backward + wgrad; }
+  PassCompute& operator+=(const PassCompute& o);
+};
 
-// micro-batches x model compute / pp: no schedule can run the step faster (see above).
+// One micro-batch's compute per part of the model; `total` through the whole model (all pipeline stages).
+struct ModelCompute {
+  std::map<std::pair<bool, std::int64_t>, PassCompute> layers;  // decoder layers by (MoE, attention window)
+  PassCompute mtp_layer;                                        // one MTP layer with its projection and head
+  PassCompute embedding, output;
+  double total = 0;
+  // A chunk's compute (its layers, MTP layers, embedding and loss).
+  PassCompute chunk(const model::ModelSpec& model, const layout::ChunkAssignment& chunk) const;
+};
+
+ModelCompute model_compute(const model::ModelSpec& model, const layout::Layout& layout,
+                           const topology::SystemSpec& system, const kernels::KernelCostModel& kernels,
+                           const workload::StepParams& params);
+inline double model_compute_seconds(const model::ModelSpec& model, const layout::Layout& layout,
+                                    const topology::SystemSpec& system, const kernels::KernelCostModel& kernels,
+                                    const workload::StepParams& params) {
+  return model_compute(model, layout, system, kernels, params).total;
+}
+
+// micro-batches x model compute / pp, as gbs x tp x cp / (mbs x gpus) x model compute (the same wherever the batch
+// splits, and independent of pp): no schedule can run the step faster (see above).
 double compute_lower_bound(const layout::Layout& layout, double model_compute_s);
+
+// The bound of one split (see above) for Megatron's schedules; compute_lower_bound for the others.
+double split_lower_bound(const model::ModelSpec& model, const layout::Layout& layout,
+                         const layout::StageAssignment& stages, const ModelCompute& compute);
 
 // The layout with the fields the bound does not depend on reset to their defaults (pp, vpp, the stage layout,
 // the schedule, FSDP, the overlaps; CUDA graphs unless they choose the grouped GEMM): layouts equal after this
-// share model_compute_seconds. A test checks the bound is the same with and without the reset.
+// share model_compute. A test checks the bound is the same with and without the reset.
 layout::Layout compute_shaping(layout::Layout layout);
 
 }  // namespace moesim::estimate

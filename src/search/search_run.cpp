@@ -2,11 +2,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
+#include <memory>
+#include <unordered_map>
 
 #include "core/error.hpp"
 #include "core/parallel_map.hpp"
 #include "estimate/estimate_step.hpp"
+#include "estimate/step_lower_bound.hpp"
+#include "kernels/kernel_cost_model.hpp"
 #include "layout/feasibility.hpp"
+#include "layout/pipeline_layout.hpp"
 #include "memory/model_facts_from_spec.hpp"
 #include "predict/default_pipeline_layout.hpp"
 #include "search/finalist_stages.hpp"
@@ -73,6 +79,62 @@ void keep_best(std::vector<RankedLayout>& ranking, std::size_t top) {
   if (ranking.size() > top) ranking.resize(top);
 }
 
+// The compute of each context (estimate/step_lower_bound.hpp), cached by what it depends on
+// (estimate::compute_shaping): a search has far fewer of those than contexts.
+class ContextCompute {
+ public:
+  ContextCompute(const predict::Case& base, const predict::PredictOptions& o) : base_(base), params_(o.params) {
+    if (!o.kernels) own_ = kernels::make_kernel_cost_model("roofline");
+    kernels_ = o.kernels ? o.kernels : own_.get();
+  }
+  const estimate::ModelCompute& of(const layout::Layout& context) {
+    const layout::Layout key = estimate::compute_shaping(context);
+    auto it = compute_.find(key);
+    if (it == compute_.end())
+      it = compute_.emplace(key, estimate::model_compute(base_.model, key, base_.system, *kernels_, params_)).first;
+    return it->second;
+  }
+
+ private:
+  struct Hash {
+    std::size_t operator()(const layout::Layout& l) const {
+      std::size_t h = 0;
+      for (std::size_t v : {std::size_t(l.tp), std::size_t(l.cp), std::size_t(l.ep), std::size_t(l.etp),
+                            std::size_t(l.mbs), std::size_t(l.recompute.modules), std::size_t(l.recompute.granularity),
+                            std::size_t(l.dispatcher), std::size_t(l.grouped_gemm), std::size_t(l.cuda_graph)})
+        h = h * 1000003u + v;
+      return h;
+    }
+  };
+  const predict::Case& base_;
+  workload::StepParams params_;
+  std::unique_ptr<kernels::KernelCostModel> own_;
+  const kernels::KernelCostModel* kernels_ = nullptr;
+  // Node-based: the contexts keep pointers to their entry.
+  std::unordered_map<layout::Layout, estimate::ModelCompute, Hash> compute_;
+};
+
+// The bound of one candidate with its stage layout (the default one evaluate() would give it, set here), or the
+// context's bound where its stages do not resolve (evaluate() then reports why).
+double candidate_bound(const predict::Case& base, layout::Layout& l, const estimate::ModelCompute& compute,
+                       double context_bound) {
+  if (l.pp_layout.empty()) l.pp_layout = predict::default_pipeline_layout(base.model, l);
+  try {
+    return estimate::split_lower_bound(base.model, l, layout::assign_stages(l, memory::model_facts(base.model)),
+                                       compute);
+  } catch (const InfeasibleError&) {
+    return context_bound;
+  }
+}
+
+struct Context {
+  double bound = 0;
+  std::uint64_t first_index = 0;
+  layout::Layout layout;
+  const estimate::ModelCompute* compute = nullptr;
+  std::uint64_t candidates = 0;  // this shard's, after the arithmetic screens
+};
+
 }  // namespace
 
 SearchResult run_search(const predict::Case& base, const SearchSpace& space, const SearchOptions& options) {
@@ -84,15 +146,43 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
   predict::PredictOptions o = options.predict;
   o.check_memory = true;
   o.keep_timeline = false;
+  const auto mine = [&](std::uint64_t i) {
+    return i % static_cast<std::uint64_t>(options.shards) == static_cast<std::uint64_t>(options.shard);
+  };
+
+  // Contexts (the layer-shaping dimensions, search_space.hpp) with their candidates, each with a lower bound on
+  // any of its candidates' step (estimate/step_lower_bound.hpp: the compute stream's work, whatever the split).
+  ContextCompute compute(base, o);
+  std::vector<Context> contexts;
+  SkipCounts skipped;
+  result.combinations = for_each_context(space, base.layout, skipped, [&](const layout::Layout& l, std::uint64_t at) {
+    std::uint64_t n = 0;
+    for_each_split(space, base.model, l, at, skipped, [&](const layout::Layout&, std::uint64_t i) { n += mine(i); });
+    if (n == 0) return;
+    result.screened_in += n;
+    const auto& c = compute.of(l);
+    contexts.push_back({estimate::compute_lower_bound(l, c.total), at, l, &c, n});
+  });
+  for (const auto& [why, n] : skipped) result.pruned["screen: " + why] += n;
+  const auto t1 = clock::now();
+  result.stage_seconds["enumerate, screen and bound"] = std::chrono::duration<double>(t1 - t0).count();
+
+  // Branch and bound: contexts in order of their bound, candidates estimated in blocks (in parallel within a
+  // block); once the ranking holds `top` layouts, a context whose bound exceeds the last of them cannot enter it,
+  // nor can any after it. The threshold moves only between blocks, whose content does not depend on the threads,
+  // so the counts and the ranking are the same whatever --jobs (and the ranking is the one estimating every
+  // candidate would give).
+  std::sort(contexts.begin(), contexts.end(), [](const Context& a, const Context& b) {
+    return a.bound != b.bound ? a.bound < b.bound : a.first_index < b.first_index;
+  });
   // Candidates that differ only in their pipeline split share their unit probes (estimate/probe_cache.hpp).
   estimate::ProbeCache cache;
-
-  // Candidates are evaluated in blocks (in parallel within a block) so that memory stays bounded.
   std::vector<std::pair<layout::Layout, std::uint64_t>> block;
-  const std::size_t block_size = 512;
+  // Blocks grow from 16 to 512 candidates: the first ones set a threshold early, the later ones keep the threads
+  // busy. A fixed sequence, so that the blocks do not depend on the threads.
+  std::size_t block_size = 16;
   const std::size_t top = static_cast<std::size_t>(std::max(1, options.top));
   std::uint64_t done = 0;
-  SkipCounts skipped;
   auto flush = [&] {
     const auto outcomes = parallel_map<Outcome>(block.size(), options.jobs, [&](std::size_t i) {
       return evaluate(base, block[i].first, block[i].second, o, cache);
@@ -108,25 +198,39 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
     keep_best(result.ranking, top);
     done += block.size();
     block.clear();
+    block_size = std::min<std::size_t>(512, 2 * block_size);
     if (options.progress) options.progress(done, result.screened_in);
   };
-  // Count first (cheap) so that progress knows the total.
-  SkipCounts ignore;
-  std::uint64_t to_do = 0;
-  for_each_candidate(space, base.model, base.layout, ignore, [&](const layout::Layout&, std::uint64_t i) {
-    if (i % static_cast<std::uint64_t>(options.shards) == static_cast<std::uint64_t>(options.shard)) ++to_do;
-  });
-  result.screened_in = to_do;
-  result.combinations =
-      for_each_candidate(space, base.model, base.layout, skipped, [&](const layout::Layout& l, std::uint64_t i) {
-        if (i % static_cast<std::uint64_t>(options.shards) != static_cast<std::uint64_t>(options.shard)) return;
-        block.emplace_back(l, i);
-        if (block.size() == block_size) flush();
-      });
+  const auto threshold = [&] {
+    return options.exhaustive || result.ranking.size() < top ? std::numeric_limits<double>::infinity()
+                                                             : result.ranking.back().estimate.step_time_s;
+  };
+  std::size_t next = 0;
+  std::uint64_t bounded = 0;  // candidates skipped by their own or their context's bound
+  SkipCounts counted;         // the screens' counts were taken above
+  for (; next < contexts.size(); ++next) {
+    const Context& c = contexts[next];
+    if (c.bound > threshold()) break;
+    const double limit = threshold();
+    for_each_split(space, base.model, c.layout, c.first_index, counted,
+                   [&](const layout::Layout& split, std::uint64_t i) {
+                     if (!mine(i)) return;
+                     layout::Layout l = split;
+                     if (candidate_bound(base, l, *c.compute, c.bound) > limit)
+                       ++bounded;
+                     else
+                       block.emplace_back(std::move(l), i);
+                   });
+    if (block.size() >= block_size) flush();
+  }
   if (!block.empty()) flush();
-  for (const auto& [why, n] : skipped) result.pruned["screen: " + why] += n;
-  const auto t1 = clock::now();
-  result.stage_seconds["enumerate, screen and estimate"] = std::chrono::duration<double>(t1 - t0).count();
+  // The rest: every context after the first whose bound exceeds the threshold.
+  for (; next < contexts.size(); ++next) bounded += contexts[next].candidates;
+  if (bounded > 0) result.pruned["lower bound above the top " + std::to_string(top) + " (not estimated)"] = bounded;
+  done += bounded;
+  if (options.progress) options.progress(done, result.screened_in);
+  const auto t2 = clock::now();
+  result.stage_seconds["estimate"] = std::chrono::duration<double>(t2 - t1).count();
 
   // Verify the best with the engine (in parallel, one per thread), each with its optimised stage layout
   // (finalist_stages.hpp; only faster, so the verified stay ahead of the rest).
@@ -137,7 +241,7 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
   });
   for (std::size_t i = 0; i < verify; ++i) result.ranking[i].simulated = simulated[i];
   keep_best(result.ranking, top);
-  result.stage_seconds["verify with the engine"] = std::chrono::duration<double>(clock::now() - t1).count();
+  result.stage_seconds["verify with the engine"] = std::chrono::duration<double>(clock::now() - t2).count();
   return result;
 }
 

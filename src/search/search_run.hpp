@@ -3,6 +3,10 @@
 // memory model (counting what fell to each reason), rank the rest by the closed-form estimate, and re-simulate
 // the best with the engine. The ranking is by estimated step time, ties by candidate index, so it does not
 // depend on the number of threads or on how the space was sharded (merge_results).
+// Branch and bound: candidates are visited by context (the layer-shaping dimensions) in order of a lower bound on
+// their step (estimate/step_lower_bound.hpp); once `top` layouts are ranked, the candidates whose bound exceeds
+// the last of them are counted, not estimated. The ranking is the one estimating everything would give; the
+// feasible and memory counts then cover the estimated candidates only (`exhaustive` estimates every one).
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -22,6 +26,9 @@ struct SearchOptions {
   int jobs = 0;    // threads (0 = one per hardware thread)
   int shard = 0;   // this process evaluates the candidates with index % shards == shard
   int shards = 1;
+  // Estimate every candidate instead of skipping those whose lower bound cannot reach the top (the ranking is the
+  // same; the counts of feasible layouts and of memory pruning then cover the whole space).
+  bool exhaustive = false;
   predict::PredictOptions predict;  // kernel model, parameters and FLOP convention (memory is always checked)
   // Called now and then from the calling thread with (candidates done, candidates to do).
   std::function<void(std::uint64_t, std::uint64_t)> progress;
@@ -38,7 +45,7 @@ struct RankedLayout {
 struct SearchResult {
   std::uint64_t combinations = 0;               // every combination of the space's values
   std::uint64_t screened_in = 0;                // left after the arithmetic screens (this shard's share)
-  std::uint64_t feasible = 0;                   // passed the layout rules and fit in memory, and estimated
+  std::uint64_t feasible = 0;                   // estimated: passed the layout rules and fit in memory
   std::map<std::string, std::uint64_t> pruned;  // by reason, across every stage
   std::vector<RankedLayout> ranking;            // best first; verified ones carry `simulated`
   std::map<std::string, double> stage_seconds;  // wall time per stage: enumerate+screen+estimate, verify

@@ -150,13 +150,15 @@ SearchSpace make_space(const model::ModelSpec& m, const layout::Layout& base, co
   return s;
 }
 
-std::uint64_t for_each_candidate(const SearchSpace& s, const model::ModelSpec& m, const layout::Layout& base,
-                                 SkipCounts& skipped,
-                                 const std::function<void(const layout::Layout&, std::uint64_t)>& visit) {
-  const int layers = static_cast<int>(m.num_layers);
-  std::uint64_t index = 0;
+std::uint64_t splits_per_context(const SearchSpace& s) {
+  return s.pp.size() * s.vpp.size() * s.schedule.size() * s.fsdp.size();
+}
+
+std::uint64_t for_each_context(const SearchSpace& s, const layout::Layout& base, SkipCounts& skipped,
+                               const std::function<void(const layout::Layout&, std::uint64_t)>& visit) {
+  const std::uint64_t inner = splits_per_context(s);
+  std::uint64_t first = 0;
   layout::Layout l = base;
-  const std::uint64_t inner = s.pp.size() * s.vpp.size() * s.schedule.size() * s.fsdp.size();
   for (int tp : s.tp)
     for (int cp : s.cp)
       for (int ep : s.ep)
@@ -168,39 +170,58 @@ std::uint64_t for_each_candidate(const SearchSpace& s, const model::ModelSpec& m
                   for (bool a2a : s.a2a_overlap)
                     for (bool tpo : s.tp_comm_overlap)
                       for (auto cg : s.cuda_graph) {
+                        const std::uint64_t at = first;
+                        first += inner;
                         if (tpo && tp == 1) {  // Megatron turns it off without TP: the same layout as tpo = 0
                           skipped["tp_comm_overlap without TP (same as off)"] += inner;
-                          index += inner;
                           continue;
                         }
-                        for (int pp : s.pp)
-                          for (int vpp : s.vpp)
-                            for (auto schedule : s.schedule)
-                              for (bool fsdp : s.fsdp) {
-                                const std::uint64_t i = index++;
-                                const char* why = nullptr;
-                                if (base.gpus % (tp * cp * pp) != 0)
-                                  why = "tp x cp x pp does not divide the GPUs";
-                                else if (base.gpus % (etp * ep * pp) != 0)
-                                  why = "etp x ep x pp does not divide the GPUs";
-                                else if (base.gbs % (mbs * (base.gpus / (tp * cp * pp))) != 0)
-                                  why = "global batch not a multiple of mbs x dp";
-                                else if (vpp > 1 && pp == 1)
-                                  why = "vpp > 1 needs pp > 1";
-                                else if (pp * vpp > layers)
-                                  why = "more virtual stages than decoder layers";
-                                if (why) {
-                                  ++skipped[why];
-                                  continue;
-                                }
-                                l.tp = tp, l.cp = cp, l.ep = ep, l.etp = etp, l.mbs = mbs, l.recompute = rc;
-                                l.dispatcher = d, l.grouped_gemm = gg, l.a2a_overlap = a2a, l.tp_comm_overlap = tpo;
-                                l.cuda_graph = cg, l.cuda_graph_scopes = layout::kDefaultGraphScopes;
-                                l.pp = pp, l.vpp = vpp, l.schedule = schedule, l.fsdp = fsdp, l.pp_layout.clear();
-                                visit(l, i);
-                              }
+                        l.tp = tp, l.cp = cp, l.ep = ep, l.etp = etp, l.mbs = mbs, l.recompute = rc;
+                        l.dispatcher = d, l.grouped_gemm = gg, l.a2a_overlap = a2a, l.tp_comm_overlap = tpo;
+                        l.cuda_graph = cg, l.cuda_graph_scopes = layout::kDefaultGraphScopes;
+                        visit(l, at);
                       }
-  return index;
+  return first;
+}
+
+void for_each_split(const SearchSpace& s, const model::ModelSpec& m, const layout::Layout& context,
+                    std::uint64_t first_index, SkipCounts& skipped,
+                    const std::function<void(const layout::Layout&, std::uint64_t)>& visit) {
+  const int layers = static_cast<int>(m.num_layers);
+  const int tp = context.tp, cp = context.cp, ep = context.ep, etp = context.etp, mbs = context.mbs;
+  std::uint64_t index = first_index;
+  layout::Layout l = context;
+  for (int pp : s.pp)
+    for (int vpp : s.vpp)
+      for (auto schedule : s.schedule)
+        for (bool fsdp : s.fsdp) {
+          const std::uint64_t i = index++;
+          const char* why = nullptr;
+          if (context.gpus % (tp * cp * pp) != 0)
+            why = "tp x cp x pp does not divide the GPUs";
+          else if (context.gpus % (etp * ep * pp) != 0)
+            why = "etp x ep x pp does not divide the GPUs";
+          else if (context.gbs % (mbs * (context.gpus / (tp * cp * pp))) != 0)
+            why = "global batch not a multiple of mbs x dp";
+          else if (vpp > 1 && pp == 1)
+            why = "vpp > 1 needs pp > 1";
+          else if (pp * vpp > layers)
+            why = "more virtual stages than decoder layers";
+          if (why) {
+            ++skipped[why];
+            continue;
+          }
+          l.pp = pp, l.vpp = vpp, l.schedule = schedule, l.fsdp = fsdp, l.pp_layout.clear();
+          visit(l, i);
+        }
+}
+
+std::uint64_t for_each_candidate(const SearchSpace& s, const model::ModelSpec& m, const layout::Layout& base,
+                                 SkipCounts& skipped,
+                                 const std::function<void(const layout::Layout&, std::uint64_t)>& visit) {
+  return for_each_context(s, base, skipped, [&](const layout::Layout& context, std::uint64_t first) {
+    for_each_split(s, m, context, first, skipped, visit);
+  });
 }
 
 }  // namespace moesim::search

@@ -45,6 +45,19 @@ SearchSpace make_space(const model::ModelSpec& model, const layout::Layout& base
 // does not split), by reason.
 using SkipCounts = std::map<std::string, std::uint64_t>;
 
+// The enumeration in two levels. A context is one combination of the layer-shaping dimensions (tp ... cuda-graph);
+// its candidates are its splits (pp, vpp, schedule, FSDP), splits_per_context of them, with consecutive indices
+// from the context's first. for_each_context calls visit(context, first_index) for each context in order, with
+// the split fields at base's values (contexts Megatron would run as another one are counted in `skipped`
+// instead); for_each_split calls visit(layout, index) for each split of one context that passes the arithmetic
+// screens and counts the rest in `skipped`. Returns: for_each_context, the number of combinations.
+std::uint64_t splits_per_context(const SearchSpace& s);
+std::uint64_t for_each_context(const SearchSpace& s, const layout::Layout& base, SkipCounts& skipped,
+                               const std::function<void(const layout::Layout&, std::uint64_t)>& visit);
+void for_each_split(const SearchSpace& s, const model::ModelSpec& model, const layout::Layout& context,
+                    std::uint64_t first_index, SkipCounts& skipped,
+                    const std::function<void(const layout::Layout&, std::uint64_t)>& visit);
+
 // Calls visit(layout, index) for each candidate that passes the arithmetic screens, in the fixed order above;
 // `index` counts every combination, screened or not. Returns the number of combinations.
 std::uint64_t for_each_candidate(const SearchSpace& s, const model::ModelSpec& model, const layout::Layout& base,

@@ -1,4 +1,4 @@
-// The search's lower bound (estimate/step_lower_bound.hpp) never exceeds the step time the engine or the estimate
+// The search's lower bounds (estimate/step_lower_bound.hpp) never exceed the step time the engine or the estimate
 // gives, on random layouts with overlaps, recompute, FSDP and the other schedules; the fields compute_shaping
 // resets do not change it; and it is the hand-derived micro-batches x model compute / pp.
 #include <random>
@@ -20,6 +20,14 @@ double bound_of(const predict::Case& c) {
       c.layout, estimate::model_compute_seconds(c.model, c.layout, c.system, *kernels, workload::StepParams{}));
 }
 
+double split_bound_of(const predict::Case& c) {
+  const auto kernels = kernels::make_kernel_cost_model("roofline");
+  const auto stages = layout::assign_stages(c.layout, memory::model_facts(c.model));
+  return estimate::split_lower_bound(
+      c.model, c.layout, stages,
+      estimate::model_compute(c.model, c.layout, c.system, *kernels, workload::StepParams{}));
+}
+
 // The random cases with what the property generator leaves out: overlaps, selective recompute, other schedules.
 std::vector<predict::Case> varied_cases(std::uint64_t seed, int count) {
   auto cases = test::random_cases(seed, count);
@@ -35,8 +43,8 @@ std::vector<predict::Case> varied_cases(std::uint64_t seed, int count) {
       tweaked.recompute.modules = static_cast<std::uint32_t>(layout::RecomputeModule::moe_act) |
                                   static_cast<std::uint32_t>(layout::RecomputeModule::core_attn);
     }
-    if (tweaked.pp > 1 && coin()) tweaked.schedule = tweaked.vpp > 1 ? layout::Schedule::interleaved_zb
-                                                                     : layout::Schedule::zb_h1;
+    if (tweaked.pp > 1 && coin())
+      tweaked.schedule = tweaked.vpp > 1 ? layout::Schedule::interleaved_zb : layout::Schedule::zb_h1;
     if (layout::feasibility_problems(tweaked, facts).empty()) c.layout = tweaked;
   }
   return cases;
@@ -44,14 +52,16 @@ std::vector<predict::Case> varied_cases(std::uint64_t seed, int count) {
 
 }  // namespace
 
-TEST_CASE("the compute lower bound is below the engine's and the estimate's step on random layouts") {
+TEST_CASE("the lower bounds are below the engine's and the estimate's step on random layouts") {
   const auto o = test::unchecked_memory();
-  for (const auto& c : varied_cases(11, 24)) {
-    const double bound = bound_of(c);
+  for (const auto& c : varied_cases(11, 40)) {
+    const double bound = bound_of(c), split = split_bound_of(c);
     INFO(test::describe(c));
     CHECK(bound > 0);
-    CHECK(bound <= predict::predict_step(c, o).report.step_time_s);
-    CHECK(bound <= estimate::estimate_step(c, o).step_time_s);
+    CHECK(split >= bound);
+    const double engine = predict::predict_step(c, o).report.step_time_s;
+    CHECK(split <= engine);
+    CHECK(split <= estimate::estimate_step(c, o).step_time_s);
   }
 }
 

@@ -10,7 +10,7 @@ trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 search=(search --model qwen3-30b-a3b --system dgx-h100 --gpus 64 --gbs 256 --seq 4096 --precision bf16 --tp 1,2
         --ep 4,8 --etp 1 --cp 1 --mbs 1 --recompute none --dispatcher alltoall --grouped-gemm fused
-        --cuda-graph none --fsdp 0 --a2a-overlap 0,1 --tp-comm-overlap 0 --top 8 --verify 2 --jobs 1 --json)
+        --cuda-graph none --fsdp 0 --a2a-overlap 0,1 --tp-comm-overlap 0 --top 8 --verify 2 --jobs 1 --json --exhaustive)
 # Under AddressSanitizer (tools/test.sh --sanitize) Open MPI's own allocations at MPI_Init, never freed by design,
 # read as leaks: leak checking is off for the MPI ranks only; the one-process run below keeps it.
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$mpiexec" -n 2 "$bin" "${search[@]}" >"$work/mpi.json"

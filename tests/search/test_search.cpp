@@ -88,6 +88,25 @@ TEST_CASE("the ranking does not depend on threads or shards; pruning reasons are
   for (std::size_t i = 1; i < 5; ++i)
     CHECK(one.ranking[i - 1].estimate.step_time_s <= one.ranking[i].estimate.step_time_s);
 
+  // The branch and bound ranks exactly what estimating every candidate ranks.
+  o.exhaustive = true;
+  const auto all = search::run_search(s.base, space, o);
+  for (std::size_t i = 0; i < 5; ++i) {
+    CHECK(all.ranking[i].index == two.ranking[i].index);
+    CHECK(all.ranking[i].estimate.step_time_s == two.ranking[i].estimate.step_time_s);
+  }
+  CHECK(all.pruned.count("lower bound above the top 5 (not estimated)") == 0);
+  // With a top of one the bound spares estimates here, and still finds the same best.
+  auto o1 = o;
+  o1.top = 1, o1.verify = 0, o1.exhaustive = false;
+  const auto best = search::run_search(s.base, space, o1);
+  REQUIRE(best.ranking.size() == 1);
+  CHECK(best.ranking[0].index == all.ranking[0].index);
+  CHECK(best.feasible < all.feasible);
+  CHECK(best.pruned.count("lower bound above the top 1 (not estimated)") == 1);
+  CHECK(all.pruned.count("lower bound above the top 5 (not estimated)") == 0);
+
+  // Shards merge into the single process's ranking and (estimating everything) its counts.
   o.jobs = 1;
   o.shards = 3;
   std::vector<search::SearchResult> shards;
@@ -96,9 +115,9 @@ TEST_CASE("the ranking does not depend on threads or shards; pruning reasons are
     shards.push_back(search::run_search(s.base, space, o));
   }
   const auto merged = search::merge_results(shards, 5, 2);
-  CHECK(merged.feasible == one.feasible);
-  CHECK(merged.combinations == one.combinations);
-  CHECK(merged.pruned == one.pruned);
+  CHECK(merged.feasible == all.feasible);
+  CHECK(merged.combinations == all.combinations);
+  CHECK(merged.pruned == all.pruned);
   for (std::size_t i = 0; i < 5; ++i) {
     CHECK(merged.ranking[i].index == one.ranking[i].index);
     CHECK(merged.ranking[i].simulated.has_value() == one.ranking[i].simulated.has_value());
