@@ -2,22 +2,42 @@
 
 #include <algorithm>
 
+#include "core/units.hpp"
 #include "layout/schedule_counts.hpp"
+#include "opgraph/op_graph.hpp"
 #include "workload/host_cost_policy.hpp"
 #include "workload/layer_costs.hpp"
 
 namespace moesim::estimate {
 namespace {
 
-PassCompute pass(const workload::BlockCost& b) { return {b.fwd.seconds, b.dgrad.seconds, b.wgrad.seconds}; }
-
-// What the layer emitter runs on the compute stream for one layer and one micro-batch (layer_emitter.cpp).
-PassCompute layer_pass(const workload::LayerCosts& c) {
-  PassCompute p;
-  for (const auto* b : {&c.attention, &c.pre_dispatch, &c.experts, &c.shared, &c.post_combine}) p += pass(*b);
-  p.backward += c.recompute.seconds + c.recompute_experts.seconds;
-  return p;
+// The least host time issuing a block can take (host_cost_policy.hpp): none inside a full-iteration graph, else
+// its eager issue or, where per-module graphs may capture it, one graph launch, whichever is less (so that the
+// bound needs no knowledge of which scope each block belongs to). An empty block is not issued (op_writer.cpp).
+double least_issue_s(const workload::HostCostPolicy& host, const workload::Block& b) {
+  if (b.kernels == 0 && b.seconds <= 0) return 0;
+  opgraph::Op eager, captured;
+  host.set_launch(eager, b.kernels, 0, b.host_s);
+  host.set_launch(captured, b.kernels, ~0u, b.host_s);
+  if (eager.graph_captured || captured.graph_captured) return 0;
+  return ps_to_seconds(std::min(eager.launch_cost, captured.launch_cost));
 }
+
+struct Passes {
+  const workload::HostCostPolicy& host;
+  PassCompute of(const workload::BlockCost& b) const {
+    return {b.fwd.seconds, b.dgrad.seconds, b.wgrad.seconds,
+            least_issue_s(host, b.fwd) + least_issue_s(host, b.dgrad) + least_issue_s(host, b.wgrad)};
+  }
+  // What the layer emitter runs on the compute stream for one layer and one micro-batch (layer_emitter.cpp).
+  PassCompute of(const workload::LayerCosts& c) const {
+    PassCompute p;
+    for (const auto* b : {&c.attention, &c.pre_dispatch, &c.experts, &c.shared, &c.post_combine}) p += of(*b);
+    p.backward += c.recompute.seconds + c.recompute_experts.seconds;
+    p.host += least_issue_s(host, c.recompute) + least_issue_s(host, c.recompute_experts);
+    return p;
+  }
+};
 
 }  // namespace
 
@@ -25,6 +45,7 @@ PassCompute& PassCompute::operator+=(const PassCompute& o) {
   forward += o.forward;
   backward += o.backward;
   wgrad += o.wgrad;
+  host += o.host;
   return *this;
 }
 
@@ -41,23 +62,29 @@ ModelCompute model_compute(const model::ModelSpec& m, const layout::Layout& l, c
                            const kernels::KernelCostModel& kernels, const workload::StepParams& params) {
   const workload::HostCostPolicy host(system, l, params);
   const workload::CostContext ctx{kernels, workload::device_rates(system.gpu), host.eager()};
+  const Passes passes{host};
   // The EP group's placement only shapes the exchange's bytes, not the kernels: any valid shape will do.
   const comm::GroupShape ep{l.ep, l.ep};
   ModelCompute c;
+  PassCompute all;
   for (std::int64_t i = 0; i < m.num_layers; ++i) {
     const auto key = std::make_pair(m.is_moe_layer(static_cast<int>(i)), m.window_of_layer(i));
-    if (!c.layers.count(key)) c.layers[key] = layer_pass(workload::layer_costs(m, key.first, l, ctx, ep, key.second));
-    c.total += c.layers[key].total();
+    if (!c.layers.count(key)) c.layers[key] = passes.of(workload::layer_costs(m, key.first, l, ctx, ep, key.second));
+    all += c.layers[key];
   }
   if (l.mtp > 0) {
-    c.mtp_layer = layer_pass(workload::layer_costs(m, m.mtp_layer_is_moe(), l, ctx, ep, 0));
-    c.mtp_layer += pass(workload::mtp_extra_cost(m, l, ctx));
-    c.total += l.mtp * c.mtp_layer.total();
+    c.mtp_layer = passes.of(workload::layer_costs(m, m.mtp_layer_is_moe(), l, ctx, ep, 0));
+    c.mtp_layer += passes.of(workload::mtp_extra_cost(m, l, ctx));
+    for (int k = 0; k < l.mtp; ++k) all += c.mtp_layer;
   }
-  const auto embedding = workload::embedding_cost(m, l, ctx);
-  c.embedding = {embedding.fwd.seconds, 0, embedding.wgrad.seconds};  // no input gradient to compute
-  c.output = pass(workload::output_cost(m, l, ctx));
-  c.total += c.embedding.total() + c.output.total();
+  auto embedding = workload::embedding_cost(m, l, ctx);
+  embedding.dgrad = {};  // the embedding has no input gradient to compute (layer_emitter.cpp runs none)
+  c.embedding = passes.of(embedding);
+  c.output = passes.of(workload::output_cost(m, l, ctx));
+  all += c.embedding;
+  all += c.output;
+  c.total = all.total();
+  c.host_total = all.host;
   return c;
 }
 
@@ -67,9 +94,13 @@ double compute_lower_bound(const layout::Layout& l, double model_compute_s) {
   return static_cast<double>(l.gbs) * l.tp * l.cp / (static_cast<double>(l.mbs) * l.gpus) * model_compute_s;
 }
 
+double context_lower_bound(const layout::Layout& l, const ModelCompute& c) {
+  return compute_lower_bound(l, std::max(c.total, c.host_total));
+}
+
 double split_lower_bound(const model::ModelSpec& m, const layout::Layout& l, const layout::StageAssignment& stages,
                          const ModelCompute& compute) {
-  double bound = compute_lower_bound(l, compute.total);
+  double bound = context_lower_bound(l, compute);
   const auto kind = layout::resolve_schedule(l);
   if (kind != layout::Schedule::one_f_one_b && kind != layout::Schedule::interleaved) return bound;
   const double mb = l.num_microbatches();
@@ -78,7 +109,7 @@ double split_lower_bound(const model::ModelSpec& m, const layout::Layout& l, con
     PassCompute rank;
     for (int c = 0; c < stages.vpp; ++c) rank += compute.chunk(m, stages.chunk(q, c));
     const PassCompute first = compute.chunk(m, stages.chunk(q, 0));
-    bound = std::max(bound, fill + mb * rank.total() - first.wgrad + drain);
+    bound = std::max({bound, fill + mb * rank.total() - first.wgrad + drain, mb * rank.host});
     fill += first.forward;
     drain += first.backward;
   }
@@ -89,8 +120,6 @@ layout::Layout compute_shaping(layout::Layout l) {
   const layout::Layout defaults;
   l.pp = defaults.pp, l.vpp = defaults.vpp, l.pp_layout.clear(), l.schedule = defaults.schedule;
   l.fsdp = defaults.fsdp, l.a2a_overlap = defaults.a2a_overlap, l.tp_comm_overlap = defaults.tp_comm_overlap;
-  if (l.grouped_gemm != layout::GroupedGemm::auto_) l.cuda_graph = defaults.cuda_graph;
-  l.cuda_graph_scopes = defaults.cuda_graph_scopes;
   return l;
 }
 

@@ -19,6 +19,10 @@
 //   step >= sum_{r<q} F(r, 0) + m C(q) - W(q, 0) + sum_{r<q} D(r, 0), with F a chunk's forward compute, D its
 //   backward before the weight gradients (recompute included), W its weight gradients (which may run after the
 //   gradient has left) and C(q) the rank's F + D + W over its chunks.
+// - The host thread is serial too: it spends each GPU op's launch cost before the op is issued (engine/README.md
+//   "Host"), so the same counts hold for the host time of issuing the compute kernels (none under a
+//   full-iteration graph; with per-module graphs the lesser of eager issue and a graph launch per block). Each
+//   bound is the larger of the two.
 #include <map>
 #include <utility>
 
@@ -36,6 +40,7 @@ struct PassCompute {
   double forward = 0;
   double backward = 0;  // input gradients, with the recompute that precedes them
   double wgrad = 0;     // weight gradients
+  double host = 0;      // the least host time that issuing these kernels takes (no GPU time; not in total())
   double total() const { return forward + backward + wgrad; }
   PassCompute& operator+=(const PassCompute& o);
 };
@@ -45,7 +50,8 @@ struct ModelCompute {
   std::map<std::pair<bool, std::int64_t>, PassCompute> layers;  // decoder layers by (MoE, attention window)
   PassCompute mtp_layer;                                        // one MTP layer with its projection and head
   PassCompute embedding, output;
-  double total = 0;
+  double total = 0;       // GPU seconds
+  double host_total = 0;  // host seconds
   // A chunk's compute (its layers, MTP layers, embedding and loss).
   PassCompute chunk(const model::ModelSpec& model, const layout::ChunkAssignment& chunk) const;
 };
@@ -63,13 +69,15 @@ inline double model_compute_seconds(const model::ModelSpec& model, const layout:
 // splits, and independent of pp): no schedule can run the step faster (see above).
 double compute_lower_bound(const layout::Layout& layout, double model_compute_s);
 
+// compute_lower_bound of the larger of the model's compute and its host issue time (see below).
+double context_lower_bound(const layout::Layout& layout, const ModelCompute& compute);
+
 // The bound of one split (see above) for Megatron's schedules; compute_lower_bound for the others.
 double split_lower_bound(const model::ModelSpec& model, const layout::Layout& layout,
                          const layout::StageAssignment& stages, const ModelCompute& compute);
 
 // The layout with the fields the bound does not depend on reset to their defaults (pp, vpp, the stage layout,
-// the schedule, FSDP, the overlaps; CUDA graphs unless they choose the grouped GEMM): layouts equal after this
-// share model_compute. A test checks the bound is the same with and without the reset.
+// the schedule, FSDP, the overlaps): layouts equal after this share model_compute. A test checks the bound is the same with and without the reset.
 layout::Layout compute_shaping(layout::Layout layout);
 
 }  // namespace moesim::estimate

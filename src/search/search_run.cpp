@@ -161,7 +161,7 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
     if (n == 0) return;
     result.screened_in += n;
     const auto& c = compute.of(l);
-    contexts.push_back({estimate::compute_lower_bound(l, c.total), at, l, &c, n});
+    contexts.push_back({estimate::context_lower_bound(l, c), at, l, &c, n});
   });
   for (const auto& [why, n] : skipped) result.pruned["screen: " + why] += n;
   const auto t1 = clock::now();

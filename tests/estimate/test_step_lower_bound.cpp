@@ -16,8 +16,8 @@ namespace {
 
 double bound_of(const predict::Case& c) {
   const auto kernels = kernels::make_kernel_cost_model("roofline");
-  return estimate::compute_lower_bound(
-      c.layout, estimate::model_compute_seconds(c.model, c.layout, c.system, *kernels, workload::StepParams{}));
+  return estimate::context_lower_bound(
+      c.layout, estimate::model_compute(c.model, c.layout, c.system, *kernels, workload::StepParams{}));
 }
 
 double split_bound_of(const predict::Case& c) {
@@ -54,7 +54,11 @@ std::vector<predict::Case> varied_cases(std::uint64_t seed, int count) {
 
 TEST_CASE("the lower bounds are below the engine's and the estimate's step on random layouts") {
   const auto o = test::unchecked_memory();
+  const auto kernels = kernels::make_kernel_cost_model("roofline");
+  int host_bound = 0;  // cases whose host issue time exceeds their compute: the host term is exercised
   for (const auto& c : varied_cases(11, 40)) {
+    const auto mc = estimate::model_compute(c.model, c.layout, c.system, *kernels, {});
+    host_bound += mc.host_total > mc.total;
     const double bound = bound_of(c), split = split_bound_of(c);
     INFO(test::describe(c));
     CHECK(bound > 0);
@@ -63,6 +67,7 @@ TEST_CASE("the lower bounds are below the engine's and the estimate's step on ra
     CHECK(split <= engine);
     CHECK(split <= estimate::estimate_step(c, o).step_time_s);
   }
+  CHECK(host_bound > 0);
 }
 
 TEST_CASE("the fields compute_shaping resets do not change the model's compute") {
@@ -70,8 +75,10 @@ TEST_CASE("the fields compute_shaping resets do not change the model's compute")
   for (const auto& c : varied_cases(12, 40)) {
     const workload::StepParams p;
     INFO(test::describe(c));
-    CHECK(estimate::model_compute_seconds(c.model, c.layout, c.system, *kernels, p) ==
-          estimate::model_compute_seconds(c.model, estimate::compute_shaping(c.layout), c.system, *kernels, p));
+    const auto a = estimate::model_compute(c.model, c.layout, c.system, *kernels, p);
+    const auto b = estimate::model_compute(c.model, estimate::compute_shaping(c.layout), c.system, *kernels, p);
+    CHECK(a.total == b.total);
+    CHECK(a.host_total == b.host_total);
   }
 }
 

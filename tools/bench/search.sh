@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# Speed benchmark of the closed-form estimate inside `moesim search` (a benchmark, not a test): DeepSeek-V3 on
-# 1,024 GB300 GPUs over a pinned search space, on one core (taskset, --jobs 1), RUNS times. Prints the median
-# wall seconds, the layouts estimated per second per core (feasible candidates / wall), and the ratio of the
-# median to a baseline measured in the same invocation (`moesim describe`, process start + catalog load).
+# Speed benchmark of `moesim search` (a benchmark, not a test): DeepSeek-V3 on 1,024 GB300 GPUs over a pinned search
+# space, on one core (taskset, --jobs 1), RUNS times. Prints the median wall seconds, the ratio of the median to a
+# baseline measured in the same invocation (`moesim describe`, process start + catalog load), the candidates
+# decided per second per core (past the arithmetic screens, each either estimated or set aside by its lower bound,
+# search_run.hpp) and the layouts estimated per second per core. With --full it also times the unpinned search
+# (every dimension, --verify 3) once, on one core.
 #
-#   tools/bench/search.sh [--runs N] [--core C] [BIN]      (BIN default: build/moesim)
+#   tools/bench/search.sh [--runs N] [--core C] [--full] [BIN]      (BIN default: build/moesim)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-runs=3 core=0 bin="$root/build/moesim"
+runs=3 core=0 full=0 bin="$root/build/moesim"
 while (($#)); do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
     --core) core="$2"; shift 2 ;;
+    --full) full=1; shift ;;
     *) bin="$1"; shift ;;
   esac
 done
@@ -29,10 +32,26 @@ for ((i = 0; i < runs; ++i)); do
   base+=("$(time_of taskset -c "$core" "$bin" describe --model deepseek-v3)")
   walls+=("$(time_of taskset -c "$core" "$bin" search "${space[@]}" --jobs 1 --verify 0 --top 5)")
 done
-feasible=$(taskset -c "$core" "$bin" search "${space[@]}" --jobs 1 --verify 0 --top 1 --json | \
-  python3 -c 'import json,sys; print(json.load(sys.stdin)["feasible"])')
+counts=$(taskset -c "$core" "$bin" search "${space[@]}" --jobs 1 --verify 0 --top 5 --json | \
+  python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["screened_in"], d["feasible"])')
+read -r decided estimated <<<"$counts"
 b=$(printf '%s\n' "${base[@]}" | median) w=$(printf '%s\n' "${walls[@]}" | median)
-echo "search (DeepSeek-V3, 1,024 GB300, ${space[*]}), one core, $runs runs"
+echo "search (DeepSeek-V3, 1,024 GB300, ${space[*]}, --top 5), one core, $runs runs"
 printf '  baseline (describe)   median %.3f s\n' "$b"
 printf '  search                median %.3f s  (%.1fx baseline)\n' "$w" "$(echo "$w / $b" | bc -l)"
-printf '  layouts estimated     %d  ->  %.0f per second per core\n' "$feasible" "$(echo "$feasible / $w" | bc -l)"
+printf '  candidates decided    %d  ->  %.0f per second per core\n' "$decided" "$(echo "$decided / $w" | bc -l)"
+printf '  layouts estimated     %d  ->  %.0f per second per core\n' "$estimated" "$(echo "$estimated / $w" | bc -l)"
+if ((full)); then
+  out=$(mktemp)
+  t=$(time_of sh -c "taskset -c $core $bin search --gpus 1024 --jobs 1 --verify 3 --top 10 --json > $out")
+  python3 - "$out" "$t" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); t = float(sys.argv[2])
+print(f"unpinned search (DeepSeek-V3, 1,024 GB300, every dimension, --verify 3), one core: {t:.1f} s")
+print(f"  {d['combinations']:,} combinations, {d['screened_in']:,} past the screens "
+      f"({d['screened_in'] / t:,.0f} decided per second), {d['feasible']:,} estimated")
+for k, v in d.get("stage_seconds", {}).items():
+    print(f"  {k}: {v:.1f} s")
+PY
+  rm -f "$out"
+fi
