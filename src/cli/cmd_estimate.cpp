@@ -9,6 +9,7 @@
 
 #include "cli/context.hpp"
 #include "cli/opt_case.hpp"
+#include "cli/opt_routing.hpp"
 #include "cli/opt_tables.hpp"
 #include "estimate/estimate_step.hpp"
 #include "search/agreement.hpp"
@@ -38,6 +39,7 @@ std::string worst(std::vector<search::AgreementPoint> points, std::size_t n) {
 
 struct Args {
   CaseFlags flags;
+  RoutingFlags routing;
   bool json = false;
   bool agreement = false;
   int samples = 500;
@@ -86,6 +88,7 @@ void add_estimate_command(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand(
       "estimate", "Estimate one training step in closed form (run's flags and report; fast enough for layout search)");
   add_case_flags(*sub, args->flags);
+  add_routing_flags(*sub, args->routing);
   sub->add_flag("--json", args->json, "Print the StepReport as JSON");
   sub->add_flag("--agreement", args->agreement,
                 "Compare the estimate with the engine on the bundled measurement tables and on --samples random "
@@ -100,7 +103,8 @@ void add_estimate_command(CLI::App& app, Context& ctx) {
       print_agreement(ctx, *args);
       return;
     }
-    const auto prepared = prepare_flags(args->flags, ctx);
+    auto prepared = prepare_flags(args->flags, ctx);
+    apply_routing_flags(args->routing, prepared);
     const auto& kernel_model = prepared.kernel_model;
     const auto r = estimate::estimate_step(prepared.c, prepared.options);
     ctx.out << (args->json ? report::to_json_text(r) : report::to_table(r));

@@ -1,7 +1,6 @@
 #pragma once
-// The scale options of `run`: the routing model (workload/routing_model.hpp), the capacity factor, node-limited
-// routing and stragglers (predict/stragglers.hpp). Only `run` takes them: the closed-form estimate and the search
-// do not model routing imbalance yet.
+// The scale options of `run` and `estimate`: the routing model (workload/routing_model.hpp), the capacity factor,
+// node-limited routing and stragglers (predict/stragglers.hpp). The search ranks balanced routing.
 #include <optional>
 #include <string>
 

@@ -107,15 +107,13 @@ UnitPipelineTimes listed_pipeline(const workload::StepContext& ctx, UnitProbe& p
 }  // namespace
 
 report::StepReport estimate_step(const predict::Case& c, const predict::PredictOptions& options, ProbeCache* cache) {
-  // The probes key layers by their cost kind, which a routing model breaks (each MoE layer gets its own load).
-  if (!options.routing.is_balanced())
-    throw UsageError("estimate: the closed form covers balanced routing only; routing " + options.routing.to_string() +
-                     " needs `moesim run`");
   const auto kind = layout::resolve_schedule(c.layout);
   // Megatron's schedules have closed forms (pipeline_formulas.hpp); the others are listed unit by unit.
   const bool textbook = kind == layout::Schedule::one_f_one_b || kind == layout::Schedule::interleaved;
   const predict::PreparedCase prep = predict::prepare_case(c, options);
-  const workload::StepInputs in{c.model, c.layout, prep.stages, c.system, *prep.kernels, options.params, &prep.memory};
+  // With a routing model each MoE layer runs at its most loaded EP rank's pace; the probes key layers by that pace.
+  const workload::StepInputs in{c.model,       c.layout,       prep.stages,  c.system,
+                                *prep.kernels, options.params, &prep.memory, &options.routing};
   const workload::StepContext ctx(in);
   UnitProbe probe(ctx, cache);
   const int pp = prep.stages.pp, vpp = prep.stages.vpp;
@@ -194,6 +192,8 @@ report::StepReport estimate_step(const predict::Case& c, const predict::PredictO
   r.breakdown = whole.breakdown;
   r.critical_pp_rank = critical;
   r.simulated_ranks = pp;
+  predict::add_routing_report(r, ctx.routing, c.layout, options.routing);
+  predict::apply_stragglers(r, options.stragglers, c.layout);
   return r;
 }
 

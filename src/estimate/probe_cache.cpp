@@ -12,7 +12,7 @@ bool ProbeCache::Key::operator==(const Key& o) const {
     return true;
   };
   return layout == o.layout && single_stage == o.single_stage && model == o.model && system == o.system &&
-         same_places();
+         routing == o.routing && same_places();
 }
 
 std::size_t ProbeCache::KeyHash::operator()(const Key& k) const {
@@ -49,6 +49,7 @@ ProbeCache::Key probe_context_key(const workload::StepContext& ctx) {
   }
   k.model = ctx.in.model.name;
   k.system = ctx.in.system.name;
+  k.routing = ctx.in.routing ? ctx.in.routing->to_string() : "balanced";
   return k;
 }
 

@@ -30,8 +30,9 @@
 
 namespace moesim::estimate {
 
-// One layer's cost class: an MTP layer, MoE or dense, and its attention window.
-using LayerKind = std::tuple<bool, bool, std::int64_t>;
+// One layer's cost class: an MTP layer, MoE or dense, its attention window, and the pace of its most loaded EP
+// rank under the routing model (1 when balanced; workload/routing_model.hpp).
+using LayerKind = std::tuple<bool, bool, std::int64_t, double>;
 
 // The probes of one layer-shaping context, by what each depends on within it.
 class ProbeTable {
@@ -75,7 +76,7 @@ class ProbeCache {
     layout::Layout layout;                         // pipeline-split fields cleared
     std::vector<workload::GroupPlacement> placed;  // tp, cp, etp, ep (+ dp_cp, edp with FSDP)
     bool single_stage = false;                     // pp == 1 (FSDP only)
-    std::string model, system;
+    std::string model, system, routing;  // routing: the routing model's text (the paces depend on it and on ep)
     bool operator==(const Key& o) const;
   };
   struct KeyHash {

@@ -87,8 +87,8 @@ Timed UnitProbe::layer_units(int layer, Pass pass) const {
 
 LayerKind UnitProbe::kind_of(int layer) const {
   const auto& m = ctx_.in.model;
-  if (layer >= m.num_layers) return {true, m.mtp_layer_is_moe(), 0};
-  return {false, m.is_moe_layer(layer), m.window_of_layer(layer)};
+  if (layer >= m.num_layers) return {true, m.mtp_layer_is_moe(), 0, ctx_.pace_of(layer)};
+  return {false, m.is_moe_layer(layer), m.window_of_layer(layer), ctx_.pace_of(layer)};
 }
 
 // A layer's units depend on its cost class only (an MTP layer runs the layer of its MLP kind with full

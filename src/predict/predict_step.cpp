@@ -17,6 +17,8 @@ namespace {
 
 engine::SimResult simulate(const workload::StepWorkload& w) { return engine::Simulator().run(w.graph, w.network); }
 
+}  // namespace
+
 // Per MoE layer: the loads of its EP group and the busy time the most loaded rank adds in one step (one rank holds
 // the layer and runs it for every micro-batch of its pipeline).
 void add_routing_report(report::StepReport& r, const std::vector<workload::RoutedLayer>& layers,
@@ -28,8 +30,6 @@ void add_routing_report(report::StepReport& r, const std::vector<workload::Route
     r.routing.push_back({x.load.layer, x.load.max_over_mean, x.load.dropped_fraction, x.load.pace,
                          x.lost_s_per_micro_batch * micro_batches});
 }
-
-}  // namespace
 
 std::string layout_summary(const layout::Layout& l) {
   std::string s = "TP" + std::to_string(l.tp) + " PP" + std::to_string(l.pp);

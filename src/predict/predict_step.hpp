@@ -55,6 +55,11 @@ PreparedCase prepare_case(const Case& c, const PredictOptions& options);
 report::StepReport report_without_breakdown(const Case& c, const PredictOptions& options, const PreparedCase& p,
                                             double step_time_s);
 
+// Per MoE layer of a routing model other than balanced: the loads of its EP group and the busy time the most loaded
+// rank adds in one step (`layers`: StepContext::routing).
+void add_routing_report(report::StepReport& r, const std::vector<workload::RoutedLayer>& layers,
+                        const layout::Layout& l, const workload::RoutingSpec& spec);
+
 // Throws InfeasibleError (exit 3) for a layout that cannot run (with every reason) or does not fit.
 Prediction predict_step(const Case& c, const PredictOptions& options = {});
 

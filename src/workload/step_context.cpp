@@ -124,6 +124,12 @@ void StepContext::apply_routing(const RoutingSpec& spec, const comm::GroupShape&
   }
 }
 
+double StepContext::pace_of(int layer) const {
+  for (const auto& r : routing)
+    if (r.load.layer == layer) return r.load.pace;
+  return 1;
+}
+
 const EpDemands& StepContext::ep_of(int layer) const {
   const auto it = routed_ep.find(layer);
   return it == routed_ep.end() ? ep : it->second;

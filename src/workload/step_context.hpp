@@ -68,6 +68,8 @@ struct StepContext {
   comm::GroupShape shape_of(const GroupPlacement& g) const { return group_shape(g.size, g.domains); }
   // The costs of decoder layer `layer`, or of an MTP layer (index >= num_layers).
   const LayerCosts& cost_of(int layer) const;
+  // The pace of layer `layer`'s most loaded EP rank under the routing model (1: balanced, or not a MoE layer).
+  double pace_of(int layer) const;
   // The EP exchanges of MoE layer `layer` (the routed ones' where a routing model paces them).
   const EpDemands& ep_of(int layer) const;
   // An all-gather or reduce-scatter over a group moving `wire_bytes` per GPU (the full size is n/(n-1) x

@@ -81,3 +81,25 @@ TEST_CASE("more micro-batches never shorten the estimated step") {
     last = t;
   }
 }
+
+TEST_CASE("with a routing model the estimate follows the engine and reports the same loads") {
+  // A full CUDA graph: small-moe is host-bound otherwise, and the experts' pace would not show in the step.
+  const test::SmallMoeStep s("h100x8.json", "dgx-h100", [](layout::Layout& l) {
+    l.pp = 2, l.vpp = 2, l.ep = 4, l.cuda_graph = layout::CudaGraph::full;
+  });
+  predict::Case c{s.model, s.system, s.layout};
+  c.layout.pp_layout.clear();
+  predict::PredictOptions o;
+  o.check_memory = false;
+  const double balanced = estimate::estimate_step(c, o).step_time_s;
+  for (const char* spec : {"dirichlet:10", "dirichlet:1", "zipf:1.2"}) {
+    o.routing = workload::parse_routing_spec(spec, static_cast<int>(c.model.moe.num_experts));
+    const auto engine = predict::predict_step(c, o).report;
+    const auto estimate = estimate::estimate_step(c, o);
+    INFO(std::string(spec) << ": engine " << engine.step_time_s << " s, estimate " << estimate.step_time_s << " s");
+    CHECK(std::abs(estimate.step_time_s / engine.step_time_s - 1) < 0.08);
+    CHECK(estimate.step_time_s > balanced);  // the most loaded EP rank paces every MoE layer
+    REQUIRE(estimate.routing.size() == engine.routing.size());
+    for (std::size_t i = 0; i < engine.routing.size(); ++i) CHECK(estimate.routing[i].pace == engine.routing[i].pace);
+  }
+}
