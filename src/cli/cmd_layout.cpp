@@ -53,12 +53,14 @@ void print_layout(Context& ctx, const predict::Case& c, const predict::PredictOp
   }
   double total = 0;
   for (double t : r.rank_time) total += t;
+  // Under --ignore-memory the DP's cap is infinite, so `feasible` alone said "fits" for ranks over HBM.
+  const double fullest = r.rank_mem.empty() ? 0.0 : *std::max_element(r.rank_mem.begin(), r.rank_mem.end());
+  const char* memory = fullest > usable ? "over HBM" : r.feasible ? "fits" : "over the cap or misplaced";
   std::snprintf(line, sizeof line,
                 "  slowest rank %.2f ms (mean %.2f ms), imbalance (max/mean - 1) %.2f %%; slowest virtual stage "
                 "%.2f ms; rounds' slowest chunks %.2f ms; memory %s (usable %.1f GiB)\n",
                 1e3 * r.max_rank_time, 1e3 * total / static_cast<double>(r.rank_time.size()), 100 * r.imbalance(),
-                1e3 * r.max_stage_time, 1e3 * r.rounds_time, r.feasible ? "fits" : "over the cap or misplaced",
-                usable / kGiB);
+                1e3 * r.max_stage_time, 1e3 * r.rounds_time, memory, usable / kGiB);
   ctx.out << line;
   if (!simulate) return;
   predict::Case chosen = c;

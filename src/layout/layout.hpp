@@ -149,6 +149,10 @@ struct Layout {
   Dtype optimizer_moment_dtype =
       Dtype::fp32;                // Megatron --exp-avg-dtype/--exp-avg-sq-dtype (precision-aware optimizer)
   bool fp8_param_gather = false;  // FP8 primary weights (no BF16 weight copy)
+  // The parameters the optimizer updates: fp32, an FP32 master copy beside the BF16 weights (Megatron's mixed
+  // precision; FSDP2 over FP32 parameters), or bf16, the BF16 parameters themselves with no master copy (pure BF16
+  // training: NeMo AutoModel builds its models in BF16, so its gradients and torch Adam's moments are BF16 too).
+  Dtype main_params_dtype = Dtype::fp32;
   // Core attention (SDPA) in FP8 (Megatron --fp8-dot-product-attention); only with an FP8 / MXFP8 precision.
   // Off, attention runs in BF16 whatever the GEMM precision (groundtruth.md §6).
   bool fp8_attention = false;

@@ -58,6 +58,9 @@ const std::vector<LayoutField>& layout_fields() {
       {"grad_reduce_dtype", "grad_reduce_in_bf16", K::dtype, K::boolean,
        "Gradient reduction dtype: bf16 | fp32 (default fp32)"},
       {"optimizer_moment_dtype", "", K::dtype, K::dtype, "Adam moment dtype: bf16 | fp32 (default fp32)"},
+      {"main_params_dtype", "", K::dtype, K::dtype,
+       "Parameters the optimizer updates: fp32 (an FP32 master copy, default) | bf16 (the BF16 weights themselves, "
+       "no master copy: pure BF16 training)"},
       {"fp8_param_gather", "", K::boolean, K::boolean, "FP8 primary weights (no BF16 weight copy)"},
       {"fp8_attention", "fp8_dot_product_attention", K::boolean, K::boolean,
        "Core attention in FP8 (only with an FP8 / MXFP8 precision)"},
@@ -170,6 +173,8 @@ void set_layout_field(Layout& l, const LayoutField& f, std::string_view text) {
     case FieldKind::dtype:
       if (f.key == "grad_reduce_dtype")
         l.grad_reduce_dtype = parse_dtype(text);
+      else if (f.key == "main_params_dtype")
+        l.main_params_dtype = parse_dtype(text);
       else
         l.optimizer_moment_dtype = parse_dtype(text);
       return;

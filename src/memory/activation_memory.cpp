@@ -8,11 +8,20 @@ using layout::RecomputeModule;
 
 constexpr double kBf16 = 2.0;
 constexpr double kFp32 = 4.0;
-// E4M3 plus one fp32 scale per 128 elements (act_mem.py "1.03"); MXFP8's 1/32-byte E8M0 scale is the same
-// to two digits.
+// What a quantized linear keeps of its input for the weight-gradient GEMM: Transformer Engine keeps only the
+// column-wise copy (`update_usage(rowwise_usage=False, columnwise_usage=True)` in its linear and grouped-linear
+// forward). FP8: E4M3 plus one fp32 scale per 128 elements (act_mem.py "1.03"); MXFP8's 1/32-byte E8M0 scale is the
+// same to two digits. NVFP4: E2M1 (half a byte) plus one E4M3 scale per 16 elements, 0.5625 bytes (the NVFP4 recipe
+// quantizes the wgrad GEMM's inputs too, 16x1 blocks for the activations: "Pretraining Large Language Models with
+// NVFP4", NVIDIA 2025; pytorch/ao#3293 lists the same GEMM recipe).
 constexpr double kFp8Saved = 1.03;
+constexpr double kNvfp4Saved = 0.5 + 1.0 / 16;
 
 bool fp8_linears(const layout::Layout& l) { return l.precision != layout::Precision::bf16; }
+double saved_linear_input(const layout::Layout& l) {
+  if (!fp8_linears(l)) return kBf16;
+  return l.precision == layout::Precision::nvfp4 ? kNvfp4Saved : kFp8Saved;
+}
 
 void add(std::vector<SavedTensor>& out, std::string name, double bytes, bool tp_sharded = true) {
   if (bytes > 0) out.push_back({std::move(name), bytes, tp_sharded});
@@ -21,7 +30,7 @@ void add(std::vector<SavedTensor>& out, std::string name, double bytes, bool tp_
 void attention_tensors(const model::ModelSpec& m, const layout::Layout& l, std::vector<SavedTensor>& out) {
   const auto& a = m.attention;
   const double h = static_cast<double>(m.hidden_size);
-  const double lin = fp8_linears(l) ? kFp8Saved : kBf16;
+  const double lin = saved_linear_input(l);
   const bool drop_norm = l.recompute.has(RecomputeModule::layernorm);
   const double nh = static_cast<double>(a.num_attention_heads);
   add(out, "attn norm input (residual)", kBf16 * h, false);
@@ -37,13 +46,13 @@ void attention_tensors(const model::ModelSpec& m, const layout::Layout& l, std::
     add(out, "k_rope", kBf16 * qr, false);
     const bool drop_qkv = l.recompute.has(RecomputeModule::mla_up_proj) || l.recompute.has(RecomputeModule::core_attn);
     add(out, "Q,K,V after up-projection and RoPE", drop_qkv ? 0 : kBf16 * nh * (qk + qr) * 2 + kBf16 * nh * vh);
-    add(out, "attention output O", kBf16 * nh * vh + (fp8_linears(l) ? kFp8Saved * nh * vh : 0));
+    add(out, "attention output O", kBf16 * nh * vh + (fp8_linears(l) ? saved_linear_input(l) * nh * vh : 0));
   } else {
     const double q = nh * static_cast<double>(a.head_dim);
     const double kv = static_cast<double>(a.num_query_groups * a.head_dim);
     add(out, "qkv input (norm output)", drop_norm ? 0 : lin * h, false);
     add(out, "Q,K,V", l.recompute.has(RecomputeModule::core_attn) ? 0 : kBf16 * (q + 2 * kv));
-    add(out, "attention output O", kBf16 * q + (fp8_linears(l) ? kFp8Saved * q : 0));
+    add(out, "attention output O", kBf16 * q + (fp8_linears(l) ? saved_linear_input(l) * q : 0));
   }
   add(out, "softmax LSE (fp32)", kFp32 * nh);
 }
@@ -55,12 +64,12 @@ void moe_tensors(const model::ModelSpec& m, const layout::Layout& l, std::vector
   const double k = static_cast<double>(m.moe.top_k) * l.routed_copies_scale(t_rank, m.moe.top_k, m.moe.num_experts);
   const double f = static_cast<double>(m.moe.expert_ffn_hidden_size);
   const double gated = m.ffn.activation == model::Activation::swiglu ? 2.0 : 1.0;
-  const double lin = fp8_linears(l) ? kFp8Saved : kBf16;
+  const double lin = saved_linear_input(l);
   add(out, "MLP norm input (residual)", kBf16 * h, false);
   add(out, "MLP norm output", l.recompute.has(RecomputeModule::layernorm) ? 0 : kBf16 * h, false);
   add(out, "router logits and scores (fp32)", 2 * kFp32 * static_cast<double>(m.moe.num_experts), false);
   if (l.recompute.has(RecomputeModule::moe)) return;  // the whole MoE block is recomputed from its input
-  add(out, "expert fc1 input (top_k copies)", k * (fp8_linears(l) ? kFp8Saved : kBf16) * h);
+  add(out, "expert fc1 input (top_k copies)", k * saved_linear_input(l) * h);
   add(out, "expert fc1 output", k * kBf16 * gated * f);
   add(out, "expert fc2 input", l.recompute.has(RecomputeModule::moe_act) ? 0 : k * lin * f);
   if (m.moe.num_shared_experts > 0 && !l.recompute.has(RecomputeModule::shared_experts)) {
@@ -74,7 +83,7 @@ void dense_mlp_tensors(const model::ModelSpec& m, const layout::Layout& l, std::
   const double h = static_cast<double>(m.hidden_size);
   const double f = static_cast<double>(m.ffn.ffn_hidden_size);
   const double gated = m.ffn.activation == model::Activation::swiglu ? 2.0 : 1.0;
-  const double lin = fp8_linears(l) ? kFp8Saved : kBf16;
+  const double lin = saved_linear_input(l);
   add(out, "MLP norm input (residual)", kBf16 * h, false);
   if (l.recompute.has(RecomputeModule::mlp)) return;  // checkpointed: only the input stays
   add(out, "fc1 input (norm output)", l.recompute.has(RecomputeModule::layernorm) ? 0 : lin * h, false);
@@ -122,7 +131,7 @@ void add_gemm(std::vector<SavedTensor>& out, const WeightGemm& g, double in_byte
 
 std::vector<SavedTensor> wgrad_retained_tensors(const model::ModelSpec& m, bool moe_layer, const layout::Layout& l) {
   std::vector<SavedTensor> out;
-  const double lin = fp8_linears(l) ? kFp8Saved : kBf16;
+  const double lin = saved_linear_input(l);
   const double h = static_cast<double>(m.hidden_size);
   const auto& a = m.attention;
   const double nh = static_cast<double>(a.num_attention_heads);

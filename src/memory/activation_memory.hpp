@@ -2,7 +2,8 @@
 // Saved-activation bytes of one transformer layer, per token, per tensor: the per-tensor model of
 // moe-modeling.md §3.3 (derived there from Megatron-Core's MLA / GQA / MoE / TE code paths and reproduced by
 // data/reference/scripts/act_mem.py). Flash/cuDNN attention (no s^2 term, no dropout), RMSNorm,
-// TE linears. FP8 and MXFP8 linears save their inputs at ~1.03 bytes per element (E4M3 + scales).
+// TE linears. FP8 and MXFP8 linears save their inputs at ~1.03 bytes per element (E4M3 + scales), NVFP4 ones at
+// 0.5625 (E2M1 + an E4M3 scale per 16 elements).
 #include <cstdint>
 #include <string>
 #include <vector>

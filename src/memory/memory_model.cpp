@@ -16,19 +16,26 @@ namespace {
 // Bytes per parameter under Megatron's (distributed) optimizer, moe-modeling.md §3.1:
 // weight 2 (BF16; 1 with FP8 primary weights), main gradient 4 (2 with --grad-reduce-in-bf16), and FP32
 // master weight + two Adam moments (4 or 2 bytes each), sharded over `d` data-parallel ranks.
+// Pure BF16 training (main_params_dtype bf16: NeMo AutoModel's initialize_weights casts the model to BF16, and
+// torch.optim.Adam keeps its moments in the parameter's dtype) has no master copy and BF16 gradients whatever the
+// reduction dtype: 2 + 2 + 4 = 8 bytes.
 struct BytesPerParam {
   double weight, grad, optimizer;
 };
 
 // Under FSDP over d > 1 ranks (ZeRO-3) the gradients are sharded too, and the only resident weight is FSDP2's
-// FP32 shard, which is the optimizer's master copy (counted there); the gathered low-precision copies are the
-// unsharded working set (MemoryBreakdown::fsdp_unsharded). The optimizer state is sharded either way.
+// shard: with FP32 parameters it is the optimizer's master copy (counted there), with BF16 ones the weight shard
+// itself. The gathered low-precision copies are the unsharded working set (MemoryBreakdown::fsdp_unsharded). The
+// optimizer state is sharded either way.
 BytesPerParam bytes_per_param(const layout::Layout& l, int d) {
   const double moments = l.optimizer_moment_dtype == layout::Dtype::bf16 ? 2 * 2.0 : 2 * 4.0;
+  const bool bf16_params = l.main_params_dtype == layout::Dtype::bf16;
+  const double master = bf16_params ? 0.0 : 4.0;
   const double shard = l.distributed_optimizer || l.fsdp ? static_cast<double>(d) : 1.0;
-  const double weight = l.fp8_param_gather ? 1.0 : 2.0, grad = l.grad_reduce_dtype == layout::Dtype::bf16 ? 2.0 : 4.0;
-  if (l.fsdp && d > 1) return {0.0, grad / d, (4.0 + moments) / d};
-  return {weight, grad, (4.0 + moments) / shard};
+  const double weight = l.fp8_param_gather ? 1.0 : 2.0;
+  const double grad = l.grad_reduce_dtype == layout::Dtype::bf16 || bf16_params ? 2.0 : 4.0;
+  if (l.fsdp && d > 1) return {bf16_params ? 2.0 / d : 0.0, grad / d, (master + moments) / d};
+  return {weight, grad, (master + moments) / shard};
 }
 
 }  // namespace

@@ -13,10 +13,16 @@ namespace moesim::stages {
 namespace {
 
 // Memory of small stage assignments, rank by rank (memory::estimate_memory on chunks holding only the items
-// asked for): what an item adds is the difference with and without it.
+// asked for): what an item adds is the difference with and without it. Every probe's rank already holds one
+// decoder layer (the anchor, in its first chunk), so that the memory model's per-rank terms that are not a sum over
+// items are counted once, in the base, and not once per item: combined 1F1B's merged forward adds one layer's
+// activations to a rank that holds any (memory_model.cpp), which a probe of a lone layer put in every layer's
+// bytes (DeepSeek-V3 on 256 GB300, PP2 VPP8 with A2A overlap: 265 GiB for the published layout's first rank,
+// where the memory model gives 214 GiB).
 class MemoryProbe {
  public:
-  MemoryProbe(const predict::Case& c, const layout::StageAssignment& like, double usable) : c_(c), usable_(usable) {
+  MemoryProbe(const predict::Case& c, const layout::StageAssignment& like, double usable, int anchor_layer)
+      : c_(c), usable_(usable), anchor_(anchor_layer) {
     empty_.pp = like.pp;
     empty_.vpp = like.vpp;
     empty_.placement = like.placement;
@@ -25,18 +31,22 @@ class MemoryProbe {
     for (int r = 0; r < like.pp; ++r)
       for (int ch = 0; ch < like.vpp; ++ch) empty_.ranks[r][ch].virtual_stage = ch * like.pp + r;
   }
-  // Rank r's total with `fill` applied to its last chunk (where E, L and MTP blocks go; a layer's memory does not
-  // depend on its chunk, as the memory model sums the rank's chunks).
+  // Rank r's total with the anchor layer and `fill` applied to its last chunk (where E, L and MTP blocks go; a
+  // layer's memory does not depend on its chunk, as the memory model sums the rank's chunks).
   template <class Fill>
   double rank_total(int r, Fill fill) const {
     layout::StageAssignment a = empty_;
-    fill(a.ranks[static_cast<std::size_t>(r)][static_cast<std::size_t>(a.vpp - 1)]);
+    auto& chunks = a.ranks[static_cast<std::size_t>(r)];
+    chunks.front().layers.push_back(anchor_);
+    fill(chunks[static_cast<std::size_t>(a.vpp - 1)]);
     return memory::estimate_memory(c_.model, c_.layout, a, usable_).ranks.at(static_cast<std::size_t>(r)).total();
   }
+  int anchor() const { return anchor_; }
 
  private:
   const predict::Case& c_;
   double usable_;
+  int anchor_;
   layout::StageAssignment empty_;
 };
 
@@ -106,7 +116,7 @@ StageProblem stage_problem(const predict::Case& in, const predict::PredictOption
   const workload::StepInputs inputs{c.model, c.layout, prep.stages, c.system, *prep.kernels, o.params, &prep.memory};
   const workload::StepContext ctx(inputs);
   estimate::UnitProbe probe(ctx);
-  MemoryProbe mem(c, prep.stages, prep.memory.usable_bytes);
+  MemoryProbe mem(c, prep.stages, prep.memory.usable_bytes, 0);
 
   const int pp = c.layout.pp, vpp = c.layout.vpp, stages = pp * vpp;
   const int layers = static_cast<int>(c.model.num_layers), mtp = c.layout.mtp;
@@ -128,8 +138,18 @@ StageProblem stage_problem(const predict::Case& in, const predict::PredictOption
   p.dp.max_stage_items = 2 * ((item_count + stages - 1) / stages) + 2;
   p.dp.beam = stages <= 32 ? 256 : 64;
   auto none = [](layout::ChunkAssignment&) {};
+  // A decoder layer's bytes on each rank: a second layer of its kind beside the anchor.
+  auto layer_bytes = [&](int layer) {
+    std::vector<double> bytes;
+    for (int r = 0; r < pp; ++r)
+      bytes.push_back(mem.rank_total(r, [layer](auto& ch) { ch.layers.push_back(layer); }) - mem.rank_total(r, none));
+    return bytes;
+  };
+  // The base: the anchored rank less the anchor's own bytes.
+  const std::vector<double> anchor_bytes = layer_bytes(mem.anchor());
   std::vector<double> base(upp);
-  for (int r = 0; r < pp; ++r) base[static_cast<std::size_t>(r)] = mem.rank_total(r, none);
+  for (int r = 0; r < pp; ++r)
+    base[static_cast<std::size_t>(r)] = mem.rank_total(r, none) - anchor_bytes[static_cast<std::size_t>(r)];
   p.dp.base_mem = base;
   auto on_stages = [&](auto pred) {
     std::vector<bool> a(static_cast<std::size_t>(stages));
@@ -148,7 +168,7 @@ StageProblem stage_problem(const predict::Case& in, const predict::PredictOption
   // The embedding: virtual stage 0, on rank 0.
   {
     std::vector<double> bytes(upp, 0);
-    bytes[0] = mem.rank_total(0, [](auto& ch) { ch.has_embedding = true; }) - base[0];
+    bytes[0] = mem.rank_total(0, [](auto& ch) { ch.has_embedding = true; }) - mem.rank_total(0, none);
     add(ItemKind::embedding, probe.embedding_forward().seconds + probe.embedding_wgrad().seconds, bytes,
         on_stages([](int s) { return s == 0; }));
   }
@@ -157,9 +177,7 @@ StageProblem stage_problem(const predict::Case& in, const predict::PredictOption
   for (int l = 0; l < layers; ++l) {
     const bool moe = c.model.is_moe_layer(l);
     auto& bytes = moe ? moe_bytes : dense_bytes;
-    if (bytes.empty())
-      for (int r = 0; r < pp; ++r)
-        bytes.push_back(mem.rank_total(r, [l](auto& ch) { ch.layers = {l}; }) - base[static_cast<std::size_t>(r)]);
+    if (bytes.empty()) bytes = c.model.is_moe_layer(mem.anchor()) == moe ? anchor_bytes : layer_bytes(l);
     add(ItemKind::layer, probe.forward(l).seconds + probe.backward(l).seconds, bytes, {});
   }
   // The MTP block: its layers and heads, on the last chunk of a rank other than 0 (Megatron's rule); it shares the

@@ -82,3 +82,15 @@ TEST_CASE("token dropping: the routed copies saved follow the expert capacity") 
   l.pad_expert_input_to_capacity = false;
   CHECK(routed_kib(l) == doctest::Approx(0.5 * dropless).epsilon(1e-12));  // half the copies dropped
 }
+
+TEST_CASE("NVFP4 linears keep their inputs' column-wise NVFP4 copy: 0.5625 bytes per element, not FP8's 1.03") {
+  // DeepSeek-V3 MoE layer, no recompute: the quantized linear inputs per token are q_down/kv_down's (h = 7168),
+  // q_up's (1536), kv_up's (512), o_proj's (128 heads x 128 = 16384), the routed experts' fc1 and fc2 inputs
+  // (8 copies of 7168 and of 2048) and the shared expert's fc2 input (2048): 101,376 elements. Everything else is
+  // saved in BF16 either way.
+  const auto m = deepseek();
+  const double elements = 7168 + 1536 + 512 + 16384 + 8 * 7168 + 8 * 2048 + 2048;
+  const double diff_kib = kib_per_token(m, true, with(layout::Precision::mxfp8, "none")) -
+                          kib_per_token(m, true, with(layout::Precision::nvfp4, "none"));
+  CHECK(diff_kib == doctest::Approx(elements * (1.03 - 0.5625) / 1024));
+}

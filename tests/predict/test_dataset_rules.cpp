@@ -43,7 +43,7 @@ std::string load_error(const std::string& file, const std::string& text) {
 TEST_CASE("the repository's rules load, every rule with its source") {
   const auto rules = predict::load_dataset_rules(kRoot);
   CHECK(rules.containers.size() == 6);
-  CHECK(rules.row_settings.size() == 5);
+  CHECK(rules.row_settings.size() == 6);
   CHECK(rules.flops_conventions.size() == 3);
   for (const auto& c : rules.containers) CHECK_FALSE(c.source.empty());
   for (const auto& g : rules.guides) CHECK_FALSE(g.source.empty());
@@ -87,6 +87,17 @@ TEST_CASE("rules apply where their condition holds, and never over a stated colu
   rules.apply(row, m, stated);
   CHECK_FALSE(stated.fp8_attention);
   CHECK(stated.te_version == layout::kLatestTeVersion);  // the column is read by the row reader, not here
+
+  // NeMo AutoModel trains pure BF16 (no FP32 master copy, BF16 Adam moments); TorchTitan's FSDP2 keeps FP32 ones.
+  layout::Layout automodel, titan;
+  rules.apply({{"framework", "NeMo AutoModel (PyTorch FSDP2)"}}, m, automodel);
+  rules.apply({{"framework", "TorchTitan (PyTorch FSDP2)"}}, m, titan);
+  CHECK(automodel.fsdp);
+  CHECK(automodel.main_params_dtype == layout::Dtype::bf16);
+  CHECK(automodel.optimizer_moment_dtype == layout::Dtype::bf16);
+  CHECK(automodel.grad_reduce_dtype == layout::Dtype::fp32);  // FSDP2's reduce_dtype float32
+  CHECK(titan.fsdp);
+  CHECK(titan.main_params_dtype == layout::Dtype::fp32);
 
   for (const auto& [framework, convention] : {std::pair{"JAX (MaxText)", model::FlopsConvention::maxtext},
                                               {"jax", model::FlopsConvention::maxtext},
