@@ -23,7 +23,7 @@ class PerGpuPorts final : public NetworkBinding {
     return n;
   }
 
-  std::vector<Flow> flows(int rank, double scale_up_bytes, double scale_out_bytes) const override {
+  std::vector<Flow> flows(int rank, double scale_up_bytes, double scale_out_bytes, const Traffic&) const override {
     std::vector<Flow> out;
     if (scale_up_bytes > 0) out.push_back({{nvlink(rank)}, scale_up_bytes});
     if (scale_out_bytes > 0) out.push_back({{nic(rank)}, scale_out_bytes});

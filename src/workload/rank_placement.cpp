@@ -1,0 +1,38 @@
+#include "workload/rank_placement.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace moesim::workload {
+
+RankPlacement::RankPlacement(const layout::Layout& l, EpPlacement placement) {
+  if (placement == EpPlacement::packed || l.ep <= 1) return;
+  const layout::RankMap map(l);
+  const int gpus = map.world_size();
+  const int etp = l.etp, ep = l.ep;
+  const int stage = gpus / l.pp;
+  const int edp = stage / (etp * ep);
+  gpu_.resize(static_cast<std::size_t>(gpus));
+  for (int r = 0; r < gpus; ++r) {
+    const auto c = map.expert(r);
+    gpu_[static_cast<std::size_t>(r)] = c.pp * stage + c.etp + etp * (c.edp + edp * c.ep);
+  }
+}
+
+layout::DimPlacement place_dim(const layout::RankMap& map, layout::Dim d, const layout::ScaleUpDomain& domain,
+                               const RankPlacement& placement) {
+  if (placement.is_identity()) return layout::placement(map, d, domain);
+  layout::DimPlacement p;
+  p.dim = d;
+  p.group_size = map.group_size(d);
+  p.num_groups = map.num_groups(d);
+  p.max_domains_per_group = 0;
+  for (const auto& g : map.groups(d)) {
+    std::set<int> domains;
+    for (int r : g) domains.insert(layout::domain_of(placement.gpu_of(r), domain));
+    p.max_domains_per_group = std::max(p.max_domains_per_group, static_cast<int>(domains.size()));
+  }
+  return p;
+}
+
+}  // namespace moesim::workload
