@@ -33,9 +33,9 @@ void apply_fabric_flags(const FabricFlags& flags, PreparedFlags& p) {
   else if (workload::is_network_binding(flags.fabric))
     f.binding = flags.fabric;
   else
-    throw ConfigError({{"<flags>", "--fabric",
-                        "\"" + flags.fabric + "\": expected ports or cluster" +
-                            did_you_mean(flags.fabric, {"ports", "cluster"})}});
+    throw ConfigError(
+        {{"<flags>", "--fabric",
+          "\"" + flags.fabric + "\": expected ports or cluster" + did_you_mean(flags.fabric, {"ports", "cluster"})}});
   f.routing = workload::parse_spine_routing(flags.routing);
   f.seed = flags.seed;
   if (flags.flows_per_peer < 1)

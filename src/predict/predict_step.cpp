@@ -94,8 +94,8 @@ report::StepReport report_without_breakdown(const Case& c, const PredictOptions&
 
 Prediction predict_step(const Case& c, const PredictOptions& options) {
   const PreparedCase prep = prepare_case(c, options);
-  workload::StepInputs in{c.model,        c.layout,        prep.stages,  c.system,        *prep.kernels,
-                          options.params, &prep.memory,   &options.routing, &options.fabric};
+  workload::StepInputs in{c.model,        c.layout,     prep.stages,      c.system,       *prep.kernels,
+                          options.params, &prep.memory, &options.routing, &options.fabric};
   auto w = std::make_unique<workload::StepWorkload>(workload::build_step(in));
   auto result = std::make_unique<engine::SimResult>(simulate(*w));
   report::StepReport r = report_without_breakdown(c, options, prep, ps_to_seconds(result->makespan));

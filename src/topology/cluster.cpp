@@ -52,8 +52,8 @@ int Cluster::uplinks_per_leaf() const { return impl_->uplinks_per_leaf; }
 double Cluster::uplink_port_Bps() const { return impl_->uplink_port_Bps; }
 LinkId Cluster::leaf_uplink(int leaf) const {
   if (!impl_->has_spine || leaf < 0 || leaf >= impl_->num_leaves)
-    throw InternalError("leaf " + std::to_string(leaf) + " has no spine uplink (" +
-                        std::to_string(impl_->num_leaves) + " leaves)");
+    throw InternalError("leaf " + std::to_string(leaf) + " has no spine uplink (" + std::to_string(impl_->num_leaves) +
+                        " leaves)");
   return impl_->leaf_up[static_cast<std::size_t>(leaf)];
 }
 LinkId Cluster::leaf_downlink(int leaf) const {

@@ -20,8 +20,8 @@
 // model's pace).
 #include <algorithm>
 #include <cstdio>
-#include <numeric>
 #include <map>
+#include <numeric>
 #include <tuple>
 
 #include "core/error.hpp"
@@ -51,14 +51,10 @@ class ClusterFabric final : public NetworkBinding {
   std::string_view name() const override { return "cluster-fabric"; }
 
   NetworkModel network(const std::vector<std::string>& rank_names) const override {
-    NetworkModel n;
-    for (const auto& rank : rank_names) {
-      n.link_capacity_Bps.push_back(scale_up_Bps_);
-      n.link_names.push_back(rank + ".nvlink");
-      n.link_capacity_Bps.push_back(scale_out_Bps_);
-      n.link_names.push_back(rank + ".nic");
-    }
-    ranks_ = static_cast<int>(rank_names.size());
+    NetworkModel n = gpu_port_links(rank_names, scale_up_Bps_, scale_out_Bps_);
+    if (static_cast<int>(rank_names.size()) != setup_.pp)
+      throw InternalError("cluster-fabric: " + std::to_string(rank_names.size()) + " simulated ranks for " +
+                          std::to_string(setup_.pp) + " pipeline stages");
     for (const auto& rank : rank_names)
       for (const char* dir : {".leaf_up", ".leaf_down"})
         for (int k = 0; k < cables_; ++k) {
@@ -70,10 +66,8 @@ class ClusterFabric final : public NetworkBinding {
 
   std::vector<Flow> flows(int rank, double scale_up_bytes, double scale_out_bytes,
                           const Traffic& traffic) const override {
-    std::vector<Flow> out;
-    if (scale_up_bytes > 0) out.push_back({{2 * rank}, scale_up_bytes});
+    std::vector<Flow> out = gpu_port_flows(rank, scale_up_bytes, scale_out_bytes);
     if (scale_out_bytes <= 0) return out;
-    out.push_back({{2 * rank + 1}, scale_out_bytes});
     const SpineLoads& l = loads(rank, traffic);
     for (std::size_t k = 0; k < l.up.size(); ++k)
       if (l.up[k] > 0) out.push_back({{cable(rank, 0, k)}, scale_out_bytes * l.up[k]});
@@ -111,7 +105,7 @@ class ClusterFabric final : public NetworkBinding {
     return *f;
   }
   LinkId cable(int rank, int direction, std::size_t k) const {
-    return 2 * ranks_ + (2 * rank + direction) * cables_ + static_cast<int>(k);
+    return 2 * setup_.pp + (2 * rank + direction) * cables_ + static_cast<int>(k);
   }
   const SpineLoads& loads(int rank, const Traffic& t) const {
     const auto key = std::make_tuple(rank, static_cast<int>(t.dim), static_cast<int>(t.pattern));
@@ -133,7 +127,6 @@ class ClusterFabric final : public NetworkBinding {
   bool ecmp_;
   int cables_;
   double cable_Bps_;
-  mutable int ranks_ = 0;
   mutable std::map<std::tuple<int, int, int>, SpineLoads> loads_;
 };
 }  // namespace

@@ -13,8 +13,8 @@ SpineRouting parse_spine_routing(const std::string& text) {
 EpPlacement parse_ep_placement(const std::string& text) {
   if (text == "packed" || text == "in-rack") return EpPlacement::packed;
   if (text == "across-domains" || text == "across-racks") return EpPlacement::across_domains;
-  throw ConfigError({{"<flags>", "--ep-placement",
-                      "\"" + text + "\": expected packed (in-rack) or across-domains (across-racks)"}});
+  throw ConfigError(
+      {{"<flags>", "--ep-placement", "\"" + text + "\": expected packed (in-rack) or across-domains (across-racks)"}});
 }
 
 std::string to_string(SpineRouting r) { return r == SpineRouting::ecmp ? "ecmp" : "adaptive"; }

@@ -23,9 +23,9 @@ enum class EpPlacement {
 struct FabricSpec {
   std::string binding = "per-gpu-ports";  // a registered network binding (network_binding_names())
   SpineRouting routing = SpineRouting::adaptive;
-  std::uint64_t seed = 1;   // the ECMP hash's seed: which flows collide
-  int flows_per_peer = 1;   // flows (queue pairs) each sender opens to each peer: NCCL's IB_QPS_PER_CONNECTION
-                            // default, 1 (NCCL src/transport/net_ib.cc, NCCL_PARAM(IbQpsPerConn, ..., 1))
+  std::uint64_t seed = 1;  // the ECMP hash's seed: which flows collide
+  int flows_per_peer = 1;  // flows (queue pairs) each sender opens to each peer: NCCL's IB_QPS_PER_CONNECTION
+                           // default, 1 (NCCL src/transport/net_ib.cc, NCCL_PARAM(IbQpsPerConn, ..., 1))
   EpPlacement ep_placement = EpPlacement::packed;
 
   // Nothing differs from the per-gpu-ports, packed default.

@@ -36,8 +36,7 @@ void all_to_all(const FabricSetup& s, const topology::Cluster& c, const std::vec
   }
 }
 
-void ring(const FabricSetup& s, const topology::Cluster& c, const std::vector<int>& group,
-          std::vector<Transfer>& out) {
+void ring(const FabricSetup& s, const topology::Cluster& c, const std::vector<int>& group, std::vector<Transfer>& out) {
   std::vector<int> order;                   // domains in ring order (first appearance in the group)
   std::map<int, std::vector<int>> members;  // domain -> its members' GPUs, in group order
   for (int r : group) {
@@ -66,8 +65,7 @@ int source_leaf(const topology::Cluster& c, int src, int dst) {
 
 }  // namespace
 
-std::vector<Transfer> stage_transfers(const FabricSetup& s, const topology::Cluster& c, int stage,
-                                      const Traffic& t) {
+std::vector<Transfer> stage_transfers(const FabricSetup& s, const topology::Cluster& c, int stage, const Traffic& t) {
   const int per_stage = s.rank_map.world_size() / s.pp;
   const int first = stage * per_stage, last = first + per_stage - 1;
   std::vector<Transfer> out;

@@ -35,10 +35,10 @@ std::vector<Transfer> stage_transfers(const FabricSetup& setup, const topology::
                                       const Traffic& traffic);
 
 struct SpineLoads {
-  std::vector<double> up;    // per uplink cable of the busiest source leaf (empty: nothing crosses the spine)
-  std::vector<double> down;  // per downlink cable of the busiest destination leaf
-  int down_stage = 0;        // the pipeline stage the destination GPUs belong to
-  double crossing_share = 0;  // of the stage's scale-out bytes, the share that crosses the spine
+  std::vector<double> up;         // per uplink cable of the busiest source leaf (empty: nothing crosses the spine)
+  std::vector<double> down;       // per downlink cable of the busiest destination leaf
+  int down_stage = 0;             // the pipeline stage the destination GPUs belong to
+  double crossing_share = 0;      // of the stage's scale-out bytes, the share that crosses the spine
   int flows_on_busiest_leaf = 0;  // ECMP flows hashed on the busiest source leaf's cables
   // Busiest over mean cable load of the busiest source leaf (1 = even spread).
   double up_imbalance() const;

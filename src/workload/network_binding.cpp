@@ -6,7 +6,7 @@ namespace moesim::workload {
 
 // The bindings, one file each; adding one is its file, its declaration here and
 // one add() line in the register_builtin_ function below.
-std::unique_ptr<NetworkBinding> make_per_gpu_ports_binding(const BindingInputs& inputs);  // binding_per_gpu_ports.cpp
+std::unique_ptr<NetworkBinding> make_per_gpu_ports_binding(const BindingInputs& inputs);   // binding_per_gpu_ports.cpp
 std::unique_ptr<NetworkBinding> make_cluster_fabric_binding(const BindingInputs& inputs);  // binding_cluster_fabric.cpp
 
 namespace {
@@ -31,6 +31,24 @@ const NetworkBindingRegistry& registry() {
   return all;
 }
 }  // namespace
+
+NetworkModel gpu_port_links(const std::vector<std::string>& rank_names, double scale_up_Bps, double scale_out_Bps) {
+  NetworkModel n;
+  for (const auto& rank : rank_names) {
+    n.link_capacity_Bps.push_back(scale_up_Bps);
+    n.link_names.push_back(rank + ".nvlink");
+    n.link_capacity_Bps.push_back(scale_out_Bps);
+    n.link_names.push_back(rank + ".nic");
+  }
+  return n;
+}
+
+std::vector<Flow> gpu_port_flows(int rank, double scale_up_bytes, double scale_out_bytes) {
+  std::vector<Flow> out;
+  if (scale_up_bytes > 0) out.push_back({{2 * rank}, scale_up_bytes});
+  if (scale_out_bytes > 0) out.push_back({{2 * rank + 1}, scale_out_bytes});
+  return out;
+}
 
 std::vector<std::string> network_binding_names() { return registry().names(); }
 bool is_network_binding(std::string_view name) { return registry().contains(name); }

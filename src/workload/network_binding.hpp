@@ -29,8 +29,8 @@ struct FabricSetup {
 
 struct BindingInputs {
   const topology::SystemSpec& system;
-  double scale_up_Bps = 0;   // one GPU's scale-up port, one direction (comm::Fabric's scale_up bandwidth)
-  double scale_out_Bps = 0;  // one GPU's NIC(s) together, one direction (comm::Fabric's scale_out bandwidth)
+  double scale_up_Bps = 0;              // one GPU's scale-up port, one direction (comm::Fabric's scale_up bandwidth)
+  double scale_out_Bps = 0;             // one GPU's NIC(s) together, one direction (comm::Fabric's scale_out bandwidth)
   const FabricSetup* fabric = nullptr;  // required by cluster-fabric; per-gpu-ports needs none
 };
 
@@ -60,6 +60,11 @@ class NetworkBinding {
   // Lines for the step report on what the binding did with each traffic class it saw (none by default).
   virtual std::vector<std::string> summary() const { return {}; }
 };
+
+// The two ports of each simulated GPU (per-gpu-ports' links, which cluster-fabric keeps): rank r's NVLink port is
+// link 2r, its NIC link 2r + 1; a member's bytes per link class are one flow on each.
+NetworkModel gpu_port_links(const std::vector<std::string>& rank_names, double scale_up_Bps, double scale_out_Bps);
+std::vector<Flow> gpu_port_flows(int rank, double scale_up_bytes, double scale_out_bytes);
 
 // The registered binding of that name; InternalError listing the known names otherwise.
 std::unique_ptr<NetworkBinding> make_network_binding(std::string_view name, const BindingInputs& inputs);

@@ -24,7 +24,9 @@ void emit_optimizer(const StepContext& ctx, OpWriter& out, int rank, std::vector
     // First and last stage: a two-member all-reduce, across domains when the pipeline's ends are.
     const bool ends_cross = layout::domain_of(0, ctx.domain) != layout::domain_of(l.gpus - 1, ctx.domain);
     const comm::GroupShape ends{2, ends_cross ? 1 : 2};
-    const CommSpec s{Stream::dp_comm, "dp", "embedding_grad_allreduce",
+    const CommSpec s{Stream::dp_comm,
+                     "dp",
+                     "embedding_grad_allreduce",
                      ctx.comm_model.nccl(comm::Collective::all_reduce, ends, bytes),
                      // routed as a send to the next stage: the fabric binding has no first-to-last pattern
                      {layout::Dim::pp, TrafficPattern::send_recv}};

@@ -1,8 +1,5 @@
 #include "workload/rank_placement.hpp"
 
-#include <algorithm>
-#include <set>
-
 namespace moesim::workload {
 
 RankPlacement::RankPlacement(const layout::Layout& l, EpPlacement placement) {
@@ -21,18 +18,7 @@ RankPlacement::RankPlacement(const layout::Layout& l, EpPlacement placement) {
 
 layout::DimPlacement place_dim(const layout::RankMap& map, layout::Dim d, const layout::ScaleUpDomain& domain,
                                const RankPlacement& placement) {
-  if (placement.is_identity()) return layout::placement(map, d, domain);
-  layout::DimPlacement p;
-  p.dim = d;
-  p.group_size = map.group_size(d);
-  p.num_groups = map.num_groups(d);
-  p.max_domains_per_group = 0;
-  for (const auto& g : map.groups(d)) {
-    std::set<int> domains;
-    for (int r : g) domains.insert(layout::domain_of(placement.gpu_of(r), domain));
-    p.max_domains_per_group = std::max(p.max_domains_per_group, static_cast<int>(domains.size()));
-  }
-  return p;
+  return layout::placement(map, d, domain, placement.gpus());
 }
 
 }  // namespace moesim::workload

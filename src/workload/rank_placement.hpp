@@ -18,6 +18,7 @@ class RankPlacement {
   RankPlacement(const layout::Layout& layout, EpPlacement placement);
   bool is_identity() const { return gpu_.empty(); }
   int gpu_of(int rank) const { return gpu_.empty() ? rank : gpu_[static_cast<std::size_t>(rank)]; }
+  const std::vector<int>& gpus() const { return gpu_; }  // by rank; empty: identity
 
  private:
   std::vector<int> gpu_;  // empty: identity

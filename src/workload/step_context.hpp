@@ -13,8 +13,8 @@
 #include "workload/host_cost_policy.hpp"
 #include "workload/layer_costs.hpp"
 #include "workload/network_binding.hpp"
-#include "workload/rank_placement.hpp"
 #include "workload/op_graph_names.hpp"
+#include "workload/rank_placement.hpp"
 #include "workload/step_builder.hpp"
 
 namespace moesim::workload {

@@ -10,11 +10,23 @@ namespace {
 const std::string kData = MOESIM_SOURCE_DIR;
 const std::string kCase = std::string(MOESIM_FIXTURES_DIR) + "/predict/";
 
-// small-moe on 256 GB200 GPUs (4 racks of 64, 4 rails: 8 leaves, each leaf group 2 racks), PP2 EP32.
+// small-moe on 256 GB200 GPUs (4 racks of 64, 4 rails: 8 leaves, each leaf group 2 racks), PP2 EP32, 8
+// micro-batches per pipeline.
 CliResult run_gb200(std::vector<std::string> extra) {
-  std::vector<std::string> args{"--data-dir", kData,           "run",    "--model", kCase + "small_moe.json",
-                                "--system",   "gb200-nvl72",   "--layout", kCase + "gb200x64.json",
-                                "--gpus",     "256",           "--json"};
+  std::vector<std::string> args{"--data-dir",
+                                kData,
+                                "run",
+                                "--model",
+                                kCase + "small_moe.json",
+                                "--system",
+                                "gb200-nvl72",
+                                "--layout",
+                                kCase + "gb200x64.json",
+                                "--gpus",
+                                "256",
+                                "--gbs",
+                                "1024",
+                                "--json"};
   args.insert(args.end(), extra.begin(), extra.end());
   return run_cli(args);
 }
@@ -41,12 +53,11 @@ TEST_CASE("run --fabric cluster: EP across racks and ECMP cost time; the seed de
   const auto ecmp = run_gb200({"--fabric", "cluster", "--ep-placement", "across-racks", "--fabric-routing", "ecmp"});
   REQUIRE(ecmp.code == 0);
   CHECK(step_s(ecmp) >= step_s(across));
-  const auto again =
-      run_gb200({"--fabric", "cluster", "--ep-placement", "across-racks", "--fabric-routing", "ecmp"});
+  const auto again = run_gb200({"--fabric", "cluster", "--ep-placement", "across-racks", "--fabric-routing", "ecmp"});
   CHECK(again.out == ecmp.out);  // deterministic for a seed
   // Oversubscription 4: a quarter of the uplinks, never faster.
-  const auto thin = run_gb200({"--fabric", "cluster", "--ep-placement", "across-racks", "--fabric-oversubscription",
-                               "4"});
+  const auto thin =
+      run_gb200({"--fabric", "cluster", "--ep-placement", "across-racks", "--fabric-oversubscription", "4"});
   REQUIRE(thin.code == 0);
   CHECK(step_s(thin) >= step_s(across));
 }

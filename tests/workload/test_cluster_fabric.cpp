@@ -27,8 +27,7 @@ using workload::TrafficPattern;
 // small-moe on `gpus` GPUs of DGX H100 nodes (8 GPUs, one NVLink domain each, 8 rails) with two nodes per leaf
 // group, so a job of 4+ nodes has several leaves per rail; the layout case h100x8.json with these sizes.
 struct Case : test::SmallMoeStep {
-  Case(int gpus, int pp, int ep, double oversubscription = 1.0)
-      : SmallMoeStep("h100x8.json", "dgx-h100") {
+  Case(int gpus, int pp, int ep, double oversubscription = 1.0) : SmallMoeStep("h100x8.json", "dgx-h100") {
     system.scale_out.nodes_per_leaf = 2;
     system.scale_out.oversubscription = oversubscription;
     layout.gpus = gpus;
@@ -119,9 +118,10 @@ TEST_CASE("routes of a 32-GPU cluster, by hand: rings and all-to-alls over 4 nod
   for (const auto& t : a2a) CHECK(t.share == doctest::Approx(1.0 / 6));
   const auto l = workload::spine_loads(cl, a2a, 32, SpineRouting::adaptive, 1, 1);
   CHECK(l.crossing_share == doctest::Approx(4.0 / 6));
-  // Leaf (group 0, rail 0) sends node 0's and node 1's shares for the rail-0 GPUs of nodes 2 and 3: GPUs 0 and 8
-  // each send 1/6 to GPU 16 and to GPU 24 (4 x 1/6), and so does every rail's leaf.
-  CHECK(sum(l.up) == doctest::Approx(4.0 / 6));
+  // Leaf (group 0, rail 0) carries what nodes 0 and 1 send to the rail-0 GPUs of nodes 2 and 3 (GPUs 16 and 24,
+  // both in the group): GPUs 0, 4, 8 and 12 each send 1/6 to each (8 x 1/6), out of their node's rail-0 NIC.
+  CHECK(sum(l.up) == doctest::Approx(8.0 / 6));
+  CHECK(sum(l.down) == doctest::Approx(8.0 / 6));
 }
 
 TEST_CASE("the ECMP hash: deterministic, seeded, in range and close to uniform") {
@@ -136,7 +136,7 @@ TEST_CASE("the ECMP hash: deterministic, seeded, in range and close to uniform")
       ++count[static_cast<std::size_t>(k)];
       differs += k != workload::ecmp_cable(2, src, dst, 0, 32);
     }
-  CHECK(differs > 9000);  // another seed moves about 31/32 of the flows
+  CHECK(differs > 9000);                                // another seed moves about 31/32 of the flows
   for (int n : count) CHECK(std::abs(n - 312.5) < 60);  // 10,000 flows: sd 17.4 per cable
 }
 
