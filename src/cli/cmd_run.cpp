@@ -7,6 +7,7 @@
 
 #include "cli/context.hpp"
 #include "cli/opt_case.hpp"
+#include "cli/opt_fabric.hpp"
 #include "cli/opt_routing.hpp"
 #include "core/error.hpp"
 #include "report/chrome_trace.hpp"
@@ -37,9 +38,11 @@ void set_given(LayoutFlags& flags, const std::string& key, const std::string& va
     if (g.key == key) g.values = {value};
 }
 
-report::ScalingPoint scaling_point(const CaseFlags& flags, const RoutingFlags& routing, const Context& ctx) {
+report::ScalingPoint scaling_point(const CaseFlags& flags, const RoutingFlags& routing, const FabricFlags& fabric,
+                                   const Context& ctx) {
   auto prepared = prepare_flags(flags, ctx);
   apply_routing_flags(routing, prepared);
+  apply_fabric_flags(fabric, prepared);
   const auto& l = prepared.c.layout;
   report::ScalingPoint p;
   p.report = predict::predict_step(prepared.c, prepared.options).report;
@@ -48,7 +51,8 @@ report::ScalingPoint scaling_point(const CaseFlags& flags, const RoutingFlags& r
   return p;
 }
 
-void run_scaling(const CaseFlags& base, const RoutingFlags& routing, const Context& ctx, bool json) {
+void run_scaling(const CaseFlags& base, const RoutingFlags& routing, const FabricFlags& fabric, const Context& ctx,
+                 bool json) {
   const auto gpus = list_of(base.layout, "gpus");
   const auto gbs = list_of(base.layout, "gbs");
   if (!gbs.empty() && gbs.size() != gpus.size())
@@ -58,7 +62,7 @@ void run_scaling(const CaseFlags& base, const RoutingFlags& routing, const Conte
     CaseFlags flags = base;
     set_given(flags.layout, "gpus", gpus[i]);
     if (!gbs.empty()) set_given(flags.layout, "gbs", gbs[i]);
-    points.push_back(scaling_point(flags, routing, ctx));
+    points.push_back(scaling_point(flags, routing, fabric, ctx));
   }
   if (!json) {
     ctx.out << report::scaling_table(points);
@@ -76,6 +80,7 @@ void add_run_command(CLI::App& app, Context& ctx) {
   struct Args {
     CaseFlags flags;
     RoutingFlags routing;
+    FabricFlags fabric;
     bool json = false;
     std::string trace;
   };
@@ -86,17 +91,19 @@ void add_run_command(CLI::App& app, Context& ctx) {
       "--gpus A,B,C prints a scaling table");
   add_case_flags(*sub, args->flags);
   add_routing_flags(*sub, args->routing);
+  add_fabric_flags(*sub, args->fabric);
   sub->add_flag("--json", args->json, "Print the StepReport as JSON");
   sub->add_option("--trace", args->trace, "Write a Chrome trace / Perfetto JSON of the step to FILE");
   sub->callback([&ctx, args] {
     if (!list_of(args->flags.layout, "gpus").empty()) {
       if (!args->trace.empty()) throw UsageError("--trace takes one case; give --gpus a single value");
-      run_scaling(args->flags, args->routing, ctx, args->json);
+      run_scaling(args->flags, args->routing, args->fabric, ctx, args->json);
       return;
     }
     if (!list_of(args->flags.layout, "gbs").empty()) throw UsageError("--gbs A,B,...: only with --gpus A,B,...");
     auto prepared = prepare_flags(args->flags, ctx);
     apply_routing_flags(args->routing, prepared);
+    apply_fabric_flags(args->fabric, prepared);
     prepared.options.keep_timeline = !args->trace.empty();
     const auto& kernel_model = prepared.kernel_model;
     const auto p = predict::predict_step(prepared.c, prepared.options);

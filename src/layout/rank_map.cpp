@@ -154,7 +154,9 @@ std::vector<std::vector<int>> RankMap::groups(Dim d) const {
 
 int domain_of(int rank, const ScaleUpDomain& domain) { return rank / domain.used; }
 
-DimPlacement placement(const RankMap& map, Dim d, const ScaleUpDomain& domain) {
+DimPlacement placement(const RankMap& map, Dim d, const ScaleUpDomain& domain) { return placement(map, d, domain, {}); }
+
+DimPlacement placement(const RankMap& map, Dim d, const ScaleUpDomain& domain, const std::vector<int>& gpu_of_rank) {
   if (domain.used < 1 || domain.used > domain.size)
     throw InternalError("scale-up domain uses " + std::to_string(domain.used) + " of " + std::to_string(domain.size) +
                         " GPUs");
@@ -165,7 +167,8 @@ DimPlacement placement(const RankMap& map, Dim d, const ScaleUpDomain& domain) {
   p.max_domains_per_group = 0;
   for (const auto& g : map.groups(d)) {
     std::set<int> domains;
-    for (int r : g) domains.insert(domain_of(r, domain));
+    for (int r : g)
+      domains.insert(domain_of(gpu_of_rank.empty() ? r : gpu_of_rank[static_cast<std::size_t>(r)], domain));
     p.max_domains_per_group = std::max(p.max_domains_per_group, static_cast<int>(domains.size()));
   }
   return p;

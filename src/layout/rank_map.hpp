@@ -82,5 +82,7 @@ struct DimPlacement {
 
 // Throws InternalError unless 1 <= used <= size.
 DimPlacement placement(const RankMap& map, Dim d, const ScaleUpDomain& domain);
+// The same when rank r runs on GPU gpu_of_rank[r] (GPU g in domain g / used) instead of GPU r; empty = GPU r.
+DimPlacement placement(const RankMap& map, Dim d, const ScaleUpDomain& domain, const std::vector<int>& gpu_of_rank);
 
 }  // namespace moesim::layout

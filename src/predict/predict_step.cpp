@@ -94,8 +94,8 @@ report::StepReport report_without_breakdown(const Case& c, const PredictOptions&
 
 Prediction predict_step(const Case& c, const PredictOptions& options) {
   const PreparedCase prep = prepare_case(c, options);
-  workload::StepInputs in{c.model,       c.layout,       prep.stages,  c.system,
-                          *prep.kernels, options.params, &prep.memory, &options.routing};
+  workload::StepInputs in{c.model,        c.layout,     prep.stages,      c.system,       *prep.kernels,
+                          options.params, &prep.memory, &options.routing, &options.fabric};
   auto w = std::make_unique<workload::StepWorkload>(workload::build_step(in));
   auto result = std::make_unique<engine::SimResult>(simulate(*w));
   report::StepReport r = report_without_breakdown(c, options, prep, ps_to_seconds(result->makespan));
@@ -111,6 +111,8 @@ Prediction predict_step(const Case& c, const PredictOptions& options) {
   r.simulated_ops = g.ops().size();
   r.simulated_ranks = w->simulated_ranks;
   add_routing_report(r, w->routing, c.layout, options.routing);
+  r.fabric = w->fabric;
+  if (r.fabric.empty() && !options.fabric.is_default()) r.fabric = {options.fabric.to_string()};
   apply_stragglers(r, options.stragglers, c.layout);
 
   Prediction p;

@@ -31,6 +31,7 @@ struct PredictOptions {
   workload::StepParams params;
   bool keep_timeline = false;     // keep the op graph and timings (for --trace)
   workload::RoutingSpec routing;  // balanced = every EP rank equally loaded (workload/routing_model.hpp)
+  workload::FabricSpec fabric;    // network binding and rank placement (workload/fabric_spec.hpp); default as before
   // Rank-to-rank jitter (predict/stragglers.hpp); none by default.
   StragglerSpec stragglers;
 };

@@ -45,6 +45,9 @@ std::string to_json_text(const StepReport& r) {
                          {"lost_s", x.lost_s}});
     j["routing"] = {{"model", r.routing_model}, {"layers", routing}};
   }
+  if (!r.fabric.empty()) {
+    j["fabric"] = r.fabric;
+  }
   if (!r.straggler_model.empty())
     j["stragglers"] = {{"model", r.straggler_model}, {"ranks", r.straggler_ranks}, {"wait_s", r.straggler_wait_s}};
   j["simulated_ops"] = r.simulated_ops;
@@ -105,6 +108,10 @@ std::string to_table(const StepReport& r) {
   for (const auto& [k, v] : r.breakdown)
     add("    %-16s %10.3f  %5.1f %%\n", k.c_str(), v, r.step_time_s > 0 ? 100 * v / r.step_time_s : 0.0);
   if (!r.routing_model.empty()) out += routing_table(r);
+  if (!r.fabric.empty()) {
+    out += "  fabric: " + r.fabric.front() + "\n";
+    for (std::size_t i = 1; i < r.fabric.size(); ++i) out += "    " + r.fabric[i] + "\n";
+  }
   if (!r.straggler_model.empty())
     add("  stragglers: %s over %d ranks (assumed jitter): %.3f s expected wait for the slowest\n",
         r.straggler_model.c_str(), r.straggler_ranks, r.straggler_wait_s);

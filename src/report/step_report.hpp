@@ -44,6 +44,9 @@ struct StepReport {
   int simulated_ranks = 0;
   std::string routing_model;                // empty = balanced
   std::vector<RoutingLayerReport> routing;  // per MoE layer when routing_model is set
+  // The network binding's lines (workload/network_binding.hpp) when it is not the default per-gpu-ports: the
+  // fabric, and per traffic class the share that crosses the spine and the ECMP collisions.
+  std::vector<std::string> fabric;
   // Stragglers (predict/stragglers.hpp): the step before the expected slowest-rank wait, and that wait.
   std::string straggler_model;  // empty = none
   double straggler_wait_s = 0;

@@ -48,6 +48,18 @@ int Cluster::rail_of(int gpu) const { return impl_->rail[checked(gpu, impl_->num
 int Cluster::leaf_of(int gpu) const { return impl_->leaf[checked(gpu, impl_->num_gpus)]; }
 int Cluster::num_leaves() const { return impl_->num_leaves; }
 bool Cluster::has_spine() const { return impl_->has_spine; }
+int Cluster::uplinks_per_leaf() const { return impl_->uplinks_per_leaf; }
+double Cluster::uplink_port_Bps() const { return impl_->uplink_port_Bps; }
+LinkId Cluster::leaf_uplink(int leaf) const {
+  if (!impl_->has_spine || leaf < 0 || leaf >= impl_->num_leaves)
+    throw InternalError("leaf " + std::to_string(leaf) + " has no spine uplink (" + std::to_string(impl_->num_leaves) +
+                        " leaves)");
+  return impl_->leaf_up[static_cast<std::size_t>(leaf)];
+}
+LinkId Cluster::leaf_downlink(int leaf) const {
+  leaf_uplink(leaf);  // the same checks
+  return impl_->leaf_down[static_cast<std::size_t>(leaf)];
+}
 const std::vector<Vertex>& Cluster::vertices() const { return impl_->vertices; }
 const std::vector<Link>& Cluster::links() const { return impl_->links; }
 const Link& Cluster::link(LinkId id) const {

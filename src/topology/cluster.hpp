@@ -79,6 +79,15 @@ class Cluster {
   int leaf_of(int gpu) const;
   int num_leaves() const;
   bool has_spine() const;
+  // The leaf's uplink bundle (`fabric` link, one per leaf and direction) as the cables it stands for: leaf-spine
+  // is non-blocking in the reference designs, as many leaf->spine cables as node->leaf cables [S49, S36]
+  // (hardware.md §3), so a leaf has (NICs its design serves / oversubscription) uplink ports at the leaf's port
+  // rate, rounded down (at least 1). An ECMP hash picks one of them per flow (workload's cluster-fabric binding).
+  int uplinks_per_leaf() const;
+  double uplink_port_Bps() const;  // one cable, one direction: the bundle's capacity / uplinks_per_leaf
+  // The bundle links of leaf `leaf` (up: leaf -> spine, down: spine -> leaf); InternalError without a spine.
+  LinkId leaf_uplink(int leaf) const;
+  LinkId leaf_downlink(int leaf) const;
 
   const std::vector<Vertex>& vertices() const;
   const std::vector<Link>& links() const;

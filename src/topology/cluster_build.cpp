@@ -114,9 +114,12 @@ Cluster build_cluster(const SystemSpec& system, int num_gpus, const ClusterOptio
   // of NICs can send, divided by the oversubscription.
   c.num_leaves = static_cast<int>(leaf_vertex.size());
   c.has_spine = c.num_leaves > 1;
+  const double design_down_ports = static_cast<double>(so.nodes_per_leaf) * nics_per_node_per_rail;
+  c.uplinks_per_leaf = std::max(1, static_cast<int>(design_down_ports / so.oversubscription));
+  c.uplink_port_Bps = design_down_ports * nic_link_Bps / so.oversubscription / c.uplinks_per_leaf;
   if (c.has_spine) {
     const VertexId spine = b.vertex(VertexKind::spine_switch, 0);
-    const double up_Bps = so.nodes_per_leaf * nics_per_node_per_rail * nic_link_Bps / so.oversubscription;
+    const double up_Bps = design_down_ports * nic_link_Bps / so.oversubscription;
     for (const VertexId leaf_v : leaf_vertex) {
       c.leaf_up.push_back(b.link(leaf_v, spine, up_Bps, leaf_sw.latency_s, LinkKind::fabric));
       c.leaf_down.push_back(b.link(spine, leaf_v, up_Bps, leaf_sw.latency_s, LinkKind::fabric));

@@ -24,6 +24,8 @@ struct Cluster::Impl {
   int rails = 0;
   int num_leaves = 0;
   bool has_spine = false;
+  int uplinks_per_leaf = 0;    // uplink cables per leaf (Cluster::uplinks_per_leaf)
+  double uplink_port_Bps = 0;  // one cable's capacity
 
   std::vector<Vertex> vertices;
   std::vector<Link> links;

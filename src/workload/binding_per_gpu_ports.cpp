@@ -13,26 +13,13 @@ class PerGpuPorts final : public NetworkBinding {
   std::string_view name() const override { return "per-gpu-ports"; }
 
   NetworkModel network(const std::vector<std::string>& rank_names) const override {
-    NetworkModel n;
-    for (const auto& rank : rank_names) {
-      n.link_capacity_Bps.push_back(scale_up_Bps_);
-      n.link_names.push_back(rank + ".nvlink");
-      n.link_capacity_Bps.push_back(scale_out_Bps_);
-      n.link_names.push_back(rank + ".nic");
-    }
-    return n;
+    return gpu_port_links(rank_names, scale_up_Bps_, scale_out_Bps_);
   }
-
-  std::vector<Flow> flows(int rank, double scale_up_bytes, double scale_out_bytes) const override {
-    std::vector<Flow> out;
-    if (scale_up_bytes > 0) out.push_back({{nvlink(rank)}, scale_up_bytes});
-    if (scale_out_bytes > 0) out.push_back({{nic(rank)}, scale_out_bytes});
-    return out;
+  std::vector<Flow> flows(int rank, double scale_up_bytes, double scale_out_bytes, const Traffic&) const override {
+    return gpu_port_flows(rank, scale_up_bytes, scale_out_bytes);
   }
 
  private:
-  static LinkId nvlink(int rank) { return 2 * rank; }
-  static LinkId nic(int rank) { return 2 * rank + 1; }
   double scale_up_Bps_, scale_out_Bps_;
 };
 }  // namespace

@@ -69,7 +69,9 @@ class LayerEmitter {
   // A weight-gradient block of a backward, after `chain` (and `extra`); nothing when the run defers its wgrad.
   void wgrad(const LayerRun& r, const Block& b, const char* name, Chain& chain, std::uint32_t scope = 0,
              std::vector<OpId> extra = {});
-  CommSpec ep_comm(const char* name, const LinkDemand& demand) const { return {Stream::ep_comm, "ep", name, demand}; }
+  CommSpec ep_comm(const char* name, const LinkDemand& demand) const {
+    return {Stream::ep_comm, "ep", name, demand, {layout::Dim::ep, TrafficPattern::all_to_all}};
+  }
 
   void fwd_pre_dispatch(const LayerRun& r);
   OpId fwd_dispatch(const LayerRun& r);

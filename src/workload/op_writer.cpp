@@ -33,7 +33,7 @@ OpId OpWriter::comm(int rank, const CommSpec& s, std::vector<OpId> deps, int lay
   Collective c;
   // The what-if scales divide the achieved rate: 0.5 = half of comm/'s calibrated efficiency.
   c.flows = binding_.flows(rank, s.demand.nvlink_bytes / params_.scale_up_efficiency_scale,
-                           s.demand.nic_bytes / params_.scale_out_efficiency_scale);
+                           s.demand.nic_bytes / params_.scale_out_efficiency_scale, s.traffic);
   c.latency = seconds_to_ps(s.demand.latency_s);
   c.sm_count = s.demand.sms;
   const CollectiveId cid = graph_.add_collective(std::move(c));

@@ -24,8 +24,12 @@ void emit_optimizer(const StepContext& ctx, OpWriter& out, int rank, std::vector
     // First and last stage: a two-member all-reduce, across domains when the pipeline's ends are.
     const bool ends_cross = layout::domain_of(0, ctx.domain) != layout::domain_of(l.gpus - 1, ctx.domain);
     const comm::GroupShape ends{2, ends_cross ? 1 : 2};
-    const CommSpec s{Stream::dp_comm, "dp", "embedding_grad_allreduce",
-                     ctx.comm_model.nccl(comm::Collective::all_reduce, ends, bytes)};
+    const CommSpec s{Stream::dp_comm,
+                     "dp",
+                     "embedding_grad_allreduce",
+                     ctx.comm_model.nccl(comm::Collective::all_reduce, ends, bytes),
+                     // routed as a send to the next stage: the fabric binding has no first-to-last pattern
+                     {layout::Dim::pp, TrafficPattern::send_recv}};
     reduces.push_back(out.comm(rank, s, {reduces.empty() ? -1 : reduces.back()}, -1, -1, Phase::bwd_wgrad));
   }
   // Adam on the local shard: read and write master weights, two moments, the gradient, write the weight.

@@ -226,8 +226,11 @@ bool pp_crosses_domains(const StepContext& ctx) {
 
 CommSpec pp_send_spec(const StepContext& ctx, Phase phase) {
   const comm::GroupShape pair{2, pp_crosses_domains(ctx) ? 1 : 2};
-  return {Stream::pp_comm, "pp", phase == Phase::fwd ? "pp_send_activation" : "pp_send_gradient",
-          ctx.comm_model.collective({comm::Collective::send_recv, comm::Algorithm::direct, pair, pp_send_bytes(ctx)})};
+  return {Stream::pp_comm,
+          "pp",
+          phase == Phase::fwd ? "pp_send_activation" : "pp_send_gradient",
+          ctx.comm_model.collective({comm::Collective::send_recv, comm::Algorithm::direct, pair, pp_send_bytes(ctx)}),
+          {layout::Dim::pp, TrafficPattern::send_recv}};
 }
 OpId ScheduleWalker::pp_send(int rank, int mb, Phase phase, OpId after) {
   return out_.comm(rank, pp_send_spec(ctx_, phase), {after}, -1, mb, phase);

@@ -46,8 +46,9 @@ StepWorkload build_step(const StepInputs& inputs) {
     w.graph.add_rank(std::move(info));
   }
   const auto& fabric = ctx.comm_model.fabric();
+  const FabricSetup setup{ctx.fabric_spec, ctx.rank_map, ctx.placement, pp};
   const auto binding = make_network_binding(
-      kDefaultNetworkBinding, {inputs.system, fabric.scale_up.bandwidth_Bps, fabric.scale_out.bandwidth_Bps});
+      ctx.fabric_spec.binding, {inputs.system, fabric.scale_up.bandwidth_Bps, fabric.scale_out.bandwidth_Bps, &setup});
   w.network = binding->network(rank_names);
 
   OpWriter out(w.graph, ctx.host, *binding, inputs.params);
@@ -62,6 +63,7 @@ StepWorkload build_step(const StepInputs& inputs) {
   stage_inputs.check_all_delivered();
   w.simulated_ranks = pp;
   w.routing = ctx.routing;
+  w.fabric = binding->summary();
   return w;
 }
 

@@ -22,6 +22,7 @@
 #include "model/model_spec.hpp"
 #include "opgraph/op_graph.hpp"
 #include "topology/system_spec.hpp"
+#include "workload/fabric_spec.hpp"
 #include "workload/routing_model.hpp"
 #include "workload/step_params.hpp"
 
@@ -39,6 +40,8 @@ struct StepInputs {
   const memory::MemoryEstimate* memory = nullptr;
   // Routing model (routing_model.hpp); nullptr or balanced = every EP rank equally loaded, as before it existed.
   const RoutingSpec* routing = nullptr;
+  // Network binding, spine routing and rank placement (fabric_spec.hpp); nullptr = per-gpu-ports, packed.
+  const FabricSpec* fabric = nullptr;
 };
 
 struct StepWorkload {
@@ -46,6 +49,7 @@ struct StepWorkload {
   opgraph::NetworkModel network;
   int simulated_ranks = 0;
   std::vector<RoutedLayer> routing;  // per MoE layer, when the routing model is not balanced
+  std::vector<std::string> fabric;   // the network binding's summary lines (empty for per-gpu-ports)
 };
 
 // Throws InfeasibleError when the GPU lacks the layout's precision (FP4 on Hopper, say).

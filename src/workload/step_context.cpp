@@ -54,6 +54,8 @@ StepContext::StepContext(const StepInputs& inputs)
       host(inputs.system, inputs.layout, inputs.params),
       cost_context{inputs.kernels, device, host.eager()},
       rank_map(inputs.layout),
+      fabric_spec(inputs.fabric ? *inputs.fabric : FabricSpec{}),
+      placement(inputs.layout, fabric_spec.ep_placement),
       comm_model(device.arch, inputs.system.gpu.nvlink_Bps_per_direction,
                  inputs.system.scale_out.nic.Bps_per_direction * inputs.system.scale_out.nics_per_gpu,
                  // assumption: a scale-up domain of more than 8 GPUs is a multi-node NVLink rack (NVL72)
@@ -63,8 +65,8 @@ StepContext::StepContext(const StepInputs& inputs)
   const auto& up = inputs.system.scale_up;
   domain = {up.domain_size, up.gpus_used_per_domain > 0 ? up.gpus_used_per_domain : up.domain_size};
   for (const auto d : layout::all_dims()) {
-    const auto p = layout::placement(rank_map, d, domain);
-    placements[d] = GroupPlacement{p.group_size, p.max_domains_per_group};
+    const auto p = place_dim(rank_map, d, domain, placement);
+    placements[d] = GroupPlacement{p.group_size, p.max_domains_per_group, d};
   }
   dense_dp = placement_of(layout::Dim::dp_cp);
   expert_dp = placement_of(layout::Dim::edp);
@@ -147,7 +149,7 @@ CommSpec StepContext::gather_scatter(Stream stream, const char* category, const 
                                      double wire_bytes, comm::Collective op) const {
   const auto shape = shape_of(g);
   const double full = shape.ranks > 1 ? wire_bytes * shape.ranks / (shape.ranks - 1) : 0;
-  return {stream, category, name, comm_model.nccl(op, shape, full)};
+  return {stream, category, name, comm_model.nccl(op, shape, full), {g.dim, TrafficPattern::ring}};
 }
 
 }  // namespace moesim::workload

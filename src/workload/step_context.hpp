@@ -12,7 +12,9 @@
 #include "workload/comm_costs.hpp"
 #include "workload/host_cost_policy.hpp"
 #include "workload/layer_costs.hpp"
+#include "workload/network_binding.hpp"
 #include "workload/op_graph_names.hpp"
+#include "workload/rank_placement.hpp"
 #include "workload/step_builder.hpp"
 
 namespace moesim::workload {
@@ -21,6 +23,7 @@ namespace moesim::workload {
 struct GroupPlacement {
   int size = 1;
   int domains = 1;
+  layout::Dim dim = layout::Dim::tp;  // whose groups (the network binding routes their traffic by it)
   bool crosses() const { return domains > 1; }
 };
 
@@ -37,6 +40,7 @@ struct CommSpec {
   const char* category;
   const char* name;
   LinkDemand demand;  // effective bytes per link class, latency and SMs, from comm/
+  Traffic traffic;    // whose group moves the bytes and how (the network binding routes scale-out bytes by it)
 };
 
 struct StepContext {
@@ -49,6 +53,8 @@ struct StepContext {
   HostCostPolicy host;
   CostContext cost_context;
   layout::RankMap rank_map;
+  FabricSpec fabric_spec;   // the run's (StepInputs::fabric), or the per-gpu-ports, packed default
+  RankPlacement placement;  // rank -> GPU (fabric_spec.ep_placement)
   CommCostModel comm_model;
   layout::ScaleUpDomain domain;
   std::map<layout::Dim, GroupPlacement> placements;  // every dimension's, computed once (costly at 8,192 GPUs)

@@ -145,6 +145,22 @@ TEST_CASE("oversubscription divides the leaf uplink capacity") {
   CHECK(uplink(build_cluster(spec, 64)) == full / 2);
 }
 
+TEST_CASE("uplink cables per leaf: as many as the leaf's node cables over the oversubscription [S49, S36]") {
+  SystemSpec spec = catalog().system("gb200-nvl72");
+  const Cluster c = build_cluster(spec, 8192);
+  // QM9700 radix 64, non-blocking: 32 trays per leaf and rail, 32 uplinks of 400G (50 GB/s).
+  CHECK(c.uplinks_per_leaf() == 32);
+  CHECK(c.uplink_port_Bps() == 50e9);
+  CHECK(c.num_leaves() == 256);  // 2048 trays / 32 per leaf x 4 rails
+  CHECK(c.link(c.leaf_uplink(3)).capacity_Bps == 32 * 50e9);
+  CHECK(c.link(c.leaf_downlink(3)).to == c.link(c.leaf_uplink(3)).from);
+  spec.scale_out.oversubscription = 3.0;
+  const Cluster thin = build_cluster(spec, 8192);
+  CHECK(thin.uplinks_per_leaf() == 10);  // 32 / 3 cables, rounded down; the bundle keeps 32/3 ports' capacity
+  CHECK(thin.uplinks_per_leaf() * thin.uplink_port_Bps() == doctest::Approx(32 * 50e9 / 3));
+  CHECK_THROWS_AS(c.leaf_uplink(256), InternalError);
+}
+
 TEST_CASE("infeasible GPU counts are InfeasibleError (exit 3) with a precise reason") {
   const SystemSpec& h100 = catalog().system("dgx-h100");
   CHECK(infeasible_text([&] { build_cluster(h100, 12); }) ==

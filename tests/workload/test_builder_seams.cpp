@@ -231,7 +231,7 @@ TEST_CASE("the data-parallel strategy registry: distributed optimizer and FSDP, 
 
 TEST_CASE("per-gpu-ports: rank r's NVLink port is link 2r and its NIC link 2r+1") {
   const Inputs in;
-  CHECK(workload::network_binding_names() == std::vector<std::string>{"per-gpu-ports"});
+  CHECK(workload::network_binding_names() == std::vector<std::string>{"cluster-fabric", "per-gpu-ports"});
   const auto b = workload::make_network_binding("per-gpu-ports", {in.system, 400e9, 50e9});
   CHECK(b->name() == "per-gpu-ports");
   const auto n = b->network({"pp0", "pp1", "pp2"});
@@ -240,17 +240,21 @@ TEST_CASE("per-gpu-ports: rank r's NVLink port is link 2r and its NIC link 2r+1"
   CHECK(n.link_names[5] == "pp2.nic");
   CHECK(n.link_capacity_Bps[4] == 400e9);
   CHECK(n.link_capacity_Bps[5] == 50e9);
-  const auto both = b->flows(2, 10.0, 20.0);
+  const workload::Traffic ep{layout::Dim::ep, workload::TrafficPattern::all_to_all};
+  const auto both = b->flows(2, 10.0, 20.0, ep);
   REQUIRE(both.size() == 2);
   CHECK(both[0].path == std::vector<workload::LinkId>{4});
   CHECK(both[0].bytes == 10.0);
   CHECK(both[1].path == std::vector<workload::LinkId>{5});
   CHECK(both[1].bytes == 20.0);
-  const auto nic_only = b->flows(1, 0.0, 7.0);
+  const auto nic_only = b->flows(1, 0.0, 7.0, ep);
   REQUIRE(nic_only.size() == 1);
   CHECK(nic_only[0].path == std::vector<workload::LinkId>{3});
-  CHECK(b->flows(0, 0.0, 0.0).empty());
+  CHECK(b->flows(0, 0.0, 0.0, ep).empty());
+  CHECK(b->summary().empty());
   CHECK_THROWS_AS(workload::make_network_binding("fat-tree", {in.system, 1, 1}), InternalError);
+  // cluster-fabric places the job on the cluster graph and cannot run without it
+  CHECK_THROWS_AS(workload::make_network_binding("cluster-fabric", {in.system, 1, 1}), InternalError);
 }
 
 TEST_CASE(
