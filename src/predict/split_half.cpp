@@ -164,21 +164,7 @@ Values coordinate_fit(RowPredictor& rp, const SplitHalfRequest& req,
       };
       auto f = [&](double log_value) { return eval(std::exp(log_value)); };
       eval(cur[p]);
-      const double g = (std::sqrt(5.0) - 1) / 2;
-      double a = std::log(fp.lo), b = std::log(fp.hi);
-      double c = b - g * (b - a), d = a + g * (b - a);
-      double fc = f(c), fd = f(d);
-      for (int i = 2; i < req.evaluations; ++i) {
-        if (fc <= fd) {
-          b = d, d = c, fd = fc;
-          c = b - g * (b - a);
-          fc = f(c);
-        } else {
-          a = c, c = d, fc = fd;
-          d = a + g * (b - a);
-          fd = f(d);
-        }
-      }
+      golden_section(f, std::log(fp.lo), std::log(fp.hi), req.evaluations);
       double best = cur[p];
       for (const auto& [v, o] : objective)
         if (o < objective[best]) best = v;
