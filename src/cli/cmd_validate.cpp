@@ -18,6 +18,7 @@
 #include "predict/param_fit.hpp"
 #include "predict/ranking.hpp"
 #include "predict/recipe_settings.hpp"
+#include "predict/split_half.hpp"
 #include "predict/validation.hpp"
 #include "report/chrome_trace.hpp"
 #include "report/ranking_report.hpp"
@@ -91,6 +92,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     bool optimise_stages = false;
     std::string trace;
     std::string fit;
+    bool split_half = false;
     std::string recipes;
     std::string routing = "balanced";
     std::uint64_t routing_seed = 1;
@@ -119,6 +121,10 @@ void add_validate_command(CLI::App& app, Context& ctx) {
   sub->add_option("--fit", args->fit,
                   "Refit one general parameter to the table: NAME=LO:HI (e.g. framework_host_factor=1:8); prints the "
                   "best value, the rows that inform it and the summary there");
+  sub->add_flag("--split-half", args->split_half,
+                "Split-half check of the fitted parameters (predict/split_half.hpp): the full fit, then per split rule "
+                "a joint refit on one half judged on the other, and each parameter at its unfitted value with the "
+                "others refitted; prints the markdown tables of docs/accuracy.md (slow: thousands of row predictions)");
   sub->add_option("--trace", args->trace,
                   "With --explain: write the row's step as a Chrome trace / Perfetto JSON to FILE");
   sub->add_option("--recipes", args->recipes,
@@ -174,6 +180,16 @@ void add_validate_command(CLI::App& app, Context& ctx) {
         return select_kernel_model_per_gpu(args->kernel_model, ctx, k).model;
       };
       ctx.out << report::to_text(predict::fit_param(table, r, base, request));
+      return;
+    }
+    if (args->split_half) {
+      predict::SplitHalfRequest request;
+      request.kernel_params = params.kernels;
+      request.kernel_model_for = [&](const kernels::KernelEfficiencyParams& k) {
+        return select_kernel_model_per_gpu(args->kernel_model, ctx, k).model;
+      };
+      request.log = [&](const std::string& line) { ctx.err << "split-half: " << line << std::endl; };
+      ctx.out << predict::split_half_markdown(predict::split_half_check(table, r, base, request));
       return;
     }
     if (!args->explain.empty()) {

@@ -37,6 +37,23 @@ double mean_abs_log_ratio(const ValidationResult& r) {
   return n == 0 ? 0.0 : sum / n;
 }
 
+void golden_section(const std::function<double(double)>& f, double a, double b, int evaluations) {
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  double c = b - g * (b - a), d = a + g * (b - a);
+  double fc = f(c), fd = f(d);
+  for (int i = 2; i < evaluations; ++i) {
+    if (fc <= fd) {
+      b = d, d = c, fd = fc;
+      c = b - g * (b - a);
+      fc = f(c);
+    } else {
+      a = c, c = d, fc = fd;
+      d = a + g * (b - a);
+      fd = f(d);
+    }
+  }
+}
+
 ParamFit fit_param(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base,
                    const ParamFitRequest& req) {
   if (!(std::isfinite(req.lo) && std::isfinite(req.hi) && req.lo > 0 && req.lo < req.hi))
@@ -99,21 +116,7 @@ ParamFit fit_param(const config::CsvTable& table, const Resolvers& resolve, cons
   fit.rows = low.summary.n;
 
   // Golden-section search on ln(value) (the objective need not be unimodal; the bounds are kept as candidates).
-  const double g = (std::sqrt(5.0) - 1) / 2;
-  double a = std::log(req.lo), b = std::log(req.hi);
-  double c = b - g * (b - a), d = a + g * (b - a);
-  double fc = f(c), fd = f(d);
-  for (int i = 2; i < req.evaluations; ++i) {
-    if (fc <= fd) {
-      b = d, d = c, fd = fc;
-      c = b - g * (b - a);
-      fc = f(c);
-    } else {
-      a = c, c = d, fc = fd;
-      d = a + g * (b - a);
-      fd = f(d);
-    }
-  }
+  golden_section(f, std::log(req.lo), std::log(req.hi), req.evaluations);
   fit.best = objective.begin()->first;
   for (const auto& [v, o] : objective)
     if (o < objective[fit.best]) fit.best = v;

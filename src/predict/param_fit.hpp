@@ -42,6 +42,10 @@ void require_general_param(const std::string& name, const std::string& flag);
 // Mean |ln(predicted / measured)| over the predicted rows of `r` (0 when none).
 double mean_abs_log_ratio(const ValidationResult& r);
 
+// Golden-section search for a minimum of `f` on [a, b]: `evaluations` calls of f at interior points (at least
+// two), the caller keeping what each returned (the objective need not be unimodal; the caller picks the best).
+void golden_section(const std::function<double(double)>& f, double a, double b, int evaluations);
+
 // Throws ConfigError for an unknown parameter name or bad bounds -- both checked before any evaluation, including
 // a kernel constant's range (InternalError for a kernel constant without `kernel_model_for`).
 ParamFit fit_param(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base,
