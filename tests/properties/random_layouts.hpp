@@ -42,6 +42,13 @@ inline std::vector<predict::Case> random_cases(std::uint64_t seed, int count) {
     l.recompute.granularity =
         pick({0, 1}) == 1 ? layout::RecomputeGranularity::full : layout::RecomputeGranularity::none;
     l.fsdp = l.pp == 1 && pick({0, 0, 1}) == 1;
+    // Megatron's combined 1F1B (A2A overlap) where the layout allows it (the rules refuse the rest): its few
+    // micro-batch cases once made a dependency cycle.
+    if (pick({0, 1}) == 1) {
+      auto overlapped = l;
+      overlapped.a2a_overlap = true;
+      if (layout::feasibility_problems(overlapped, facts).empty()) l = overlapped;
+    }
     if (!layout::feasibility_problems(l, facts).empty()) continue;
     out.push_back(std::move(c));
   }
