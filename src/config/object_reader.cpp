@@ -1,6 +1,7 @@
 #include "config/object_reader.hpp"
 
 #include <cmath>
+#include <limits>
 
 #include "core/did_you_mean.hpp"
 
@@ -127,6 +128,17 @@ std::int64_t ObjectReader::integer(std::string_view key, Bound bound) {
       v->is_number_integer() || (v->is_number_float() && std::floor(v->get<double>()) == v->get<double>());
   if (!integral) {
     error(key, std::string("expected ") + bound_text(bound) + "integer, got " + describe(*v));
+    return 0;
+  }
+  // Past int64 (a float as large as 2^63, or an unsigned above its maximum) the conversion would be undefined or
+  // wrap: refuse it as out of range (found by fuzz_config: "ep": 44400000001013162650).
+  const bool in_range =
+      v->is_number_float()
+          ? std::abs(v->get<double>()) < 9.2e18
+          : !v->is_number_unsigned() ||
+                v->get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  if (!in_range) {
+    error(key, std::string("expected ") + bound_text(bound) + "integer below 2^63, got " + describe(*v));
     return 0;
   }
   const auto i = v->is_number_float() ? static_cast<std::int64_t>(v->get<double>()) : v->get<std::int64_t>();

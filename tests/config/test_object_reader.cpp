@@ -72,6 +72,20 @@ TEST_CASE("numbers: bounds, zero and non-finite") {
   CHECK(d.items()[1].message == "expected a positive integer, got number 2.5");
 }
 
+TEST_CASE("integers past int64 are refused, not converted (fuzz_config finding)") {
+  Diagnostics d;
+  const Document doc =
+      parse_text(R"({"a": 44400000001013162650, "b": 18446744073709551615, "c": 9223372036854775807})", "n.json", d);
+  ObjectReader r(doc, d);
+  CHECK(r.integer("a") == 0);
+  CHECK(r.integer("b") == 0);
+  CHECK(r.integer("c") == 9223372036854775807);
+  r.finish();
+  REQUIRE(d.size() == 2);
+  CHECK(d.items()[0].message.rfind("expected a positive integer below 2^63, got number", 0) == 0);
+  CHECK(d.items()[1].message.rfind("expected a positive integer below 2^63, got number", 0) == 0);
+}
+
 TEST_CASE("deep merge: objects merge, other values replace") {
   Json base = Json::parse(R"({"a": {"x": 1, "y": 2}, "b": [1, 2], "c": 1})");
   Json over = Json::parse(R"({"a": {"y": 3, "z": 4}, "b": [9]})");
