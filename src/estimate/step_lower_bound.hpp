@@ -59,12 +59,6 @@ struct ModelCompute {
 ModelCompute model_compute(const model::ModelSpec& model, const layout::Layout& layout,
                            const topology::SystemSpec& system, const kernels::KernelCostModel& kernels,
                            const workload::StepParams& params);
-inline double model_compute_seconds(const model::ModelSpec& model, const layout::Layout& layout,
-                                    const topology::SystemSpec& system, const kernels::KernelCostModel& kernels,
-                                    const workload::StepParams& params) {
-  return model_compute(model, layout, system, kernels, params).total;
-}
-
 // micro-batches x model compute / pp, as gbs x tp x cp / (mbs x gpus) x model compute (the same wherever the batch
 // splits, and independent of pp): no schedule can run the step faster (see above).
 double compute_lower_bound(const layout::Layout& layout, double model_compute_s);

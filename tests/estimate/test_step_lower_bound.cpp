@@ -87,7 +87,7 @@ TEST_CASE("the bound is micro-batches x model compute / pp, whatever the split")
   c.layout.gpus = 16, c.layout.tp = 1, c.layout.cp = 1, c.layout.pp = 2, c.layout.vpp = 1, c.layout.ep = 4;
   c.layout.mbs = 1, c.layout.gbs = 32;  // dp 8: 4 micro-batches per pipeline
   const auto kernels = kernels::make_kernel_cost_model("roofline");
-  const double model = estimate::model_compute_seconds(c.model, c.layout, c.system, *kernels, {});
+  const double model = estimate::model_compute(c.model, c.layout, c.system, *kernels, {}).total;
   CHECK(estimate::compute_lower_bound(c.layout, model) == doctest::Approx(4 * model / 2));
   // pp 4 at the same GPUs: dp 4, 8 micro-batches, a quarter of the model each: the same bound.
   c.layout.pp = 4;
