@@ -116,12 +116,11 @@ class ContextCompute {
 
 // The bound of one candidate with its stage layout (the default one evaluate() would give it, set here), or the
 // context's bound where its stages do not resolve (evaluate() then reports why).
-double candidate_bound(const predict::Case& base, layout::Layout& l, const estimate::ModelCompute& compute,
-                       double context_bound) {
+double candidate_bound(const predict::Case& base, const layout::ModelFacts& facts, layout::Layout& l,
+                       const estimate::ModelCompute& compute, double context_bound) {
   if (l.pp_layout.empty()) l.pp_layout = predict::default_pipeline_layout(base.model, l);
   try {
-    return estimate::split_lower_bound(base.model, l, layout::assign_stages(l, memory::model_facts(base.model)),
-                                       compute);
+    return estimate::split_lower_bound(base.model, l, layout::assign_stages(l, facts), compute);
   } catch (const InfeasibleError&) {
     return context_bound;
   }
@@ -205,6 +204,7 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
     return options.exhaustive || result.ranking.size() < top ? std::numeric_limits<double>::infinity()
                                                              : result.ranking.back().estimate.step_time_s;
   };
+  const auto facts = memory::model_facts(base.model);
   std::size_t next = 0;
   std::uint64_t bounded = 0;  // candidates skipped by their own or their context's bound
   SkipCounts counted;         // the screens' counts were taken above
@@ -216,7 +216,7 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
                    [&](const layout::Layout& split, std::uint64_t i) {
                      if (!mine(i)) return;
                      layout::Layout l = split;
-                     if (candidate_bound(base, l, *c.compute, c.bound) > limit)
+                     if (candidate_bound(base, facts, l, *c.compute, c.bound) > limit)
                        ++bounded;
                      else
                        block.emplace_back(std::move(l), i);
