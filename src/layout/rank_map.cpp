@@ -1,7 +1,6 @@
 #include "layout/rank_map.hpp"
 
 #include <algorithm>
-#include <set>
 
 #include "core/error.hpp"
 
@@ -40,29 +39,6 @@ int compose(const int coord[4], const int sizes[4]) {
   int rank = 0;
   for (int i = 3; i >= 0; --i) rank = rank * sizes[i] + coord[i];
   return rank;
-}
-
-// Ranks of the group that shares `fixed`'s unmasked coordinates, ascending in the masked ones (in order).
-std::vector<int> group_through(const int fixed[4], const int sizes[4], const bool mask[4]) {
-  int group_size = 1;
-  for (int i = 0; i < 4; ++i)
-    if (mask[i]) group_size *= sizes[i];
-  std::vector<int> out;
-  out.reserve(static_cast<std::size_t>(group_size));
-  int coord[4];
-  for (int k = 0; k < group_size; ++k) {
-    int rest = k;
-    for (int i = 0; i < 4; ++i) {
-      if (mask[i]) {
-        coord[i] = rest % sizes[i];
-        rest /= sizes[i];
-      } else {
-        coord[i] = fixed[i];
-      }
-    }
-    out.push_back(compose(coord, sizes));
-  }
-  return out;
 }
 
 }  // namespace
@@ -133,23 +109,16 @@ int RankMap::group_size(Dim d) const {
 }
 
 std::vector<std::vector<int>> RankMap::groups(Dim d) const {
-  const DimSpec s = spec(d);
-  const int* sizes = s.expert ? expert_ : attn_;
-  // Enumerate the unmasked coordinates, fastest first, as Megatron numbers its groups.
-  std::vector<std::vector<int>> out;
-  const int count = num_groups(d);
-  out.reserve(static_cast<std::size_t>(count));
-  int fixed[4] = {0, 0, 0, 0};
-  for (int g = 0; g < count; ++g) {
-    int rest = g;
-    for (int i = 0; i < 4; ++i) {
-      if (s.mask[i]) continue;
-      fixed[i] = rest % sizes[i];
-      rest /= sizes[i];
-    }
-    out.push_back(group_through(fixed, sizes, s.mask));
-  }
+  std::vector<std::vector<int>> out(static_cast<std::size_t>(num_groups(d)));
+  for (auto& g : out) g.reserve(static_cast<std::size_t>(group_size(d)));
+  for_each_member(d, [&](int group, int rank) { out[static_cast<std::size_t>(group)].push_back(rank); });
   return out;
+}
+
+void RankMap::side(Dim d, const int*& sizes, bool mask[4]) const {
+  const DimSpec s = spec(d);
+  sizes = s.expert ? expert_ : attn_;
+  std::copy(s.mask, s.mask + 4, mask);
 }
 
 int domain_of(int rank, const ScaleUpDomain& domain) { return rank / domain.used; }
@@ -165,12 +134,20 @@ DimPlacement placement(const RankMap& map, Dim d, const ScaleUpDomain& domain, c
   p.group_size = map.group_size(d);
   p.num_groups = map.num_groups(d);
   p.max_domains_per_group = 0;
-  for (const auto& g : map.groups(d)) {
-    std::set<int> domains;
-    for (int r : g)
-      domains.insert(domain_of(gpu_of_rank.empty() ? r : gpu_of_rank[static_cast<std::size_t>(r)], domain));
-    p.max_domains_per_group = std::max(p.max_domains_per_group, static_cast<int>(domains.size()));
-  }
+  // Distinct domains per group: a domain counts once per group (marked with the group's number).
+  const int domains = (map.world_size() + domain.used - 1) / domain.used;
+  std::vector<int> seen_in(static_cast<std::size_t>(std::max(domains, 1)), -1);
+  int current = -1, distinct = 0;
+  map.for_each_member(d, [&](int group, int rank) {
+    if (group != current) current = group, distinct = 0;
+    const int gpu = gpu_of_rank.empty() ? rank : gpu_of_rank[static_cast<std::size_t>(rank)];
+    const auto at = static_cast<std::size_t>(domain_of(gpu, domain));
+    if (at >= seen_in.size()) seen_in.resize(at + 1, -1);
+    if (seen_in[at] != group) {
+      seen_in[at] = group;
+      p.max_domains_per_group = std::max(p.max_domains_per_group, ++distinct);
+    }
+  });
   return p;
 }
 

@@ -56,13 +56,43 @@ class RankMap {
   int num_groups(Dim d) const { return world_ / group_size(d); }
   // All groups of a dimension, in Megatron's order.
   std::vector<std::vector<int>> groups(Dim d) const;
+  // Calls visit(group, rank) for every member of every group of `d`, groups in Megatron's order and each group's
+  // ranks in groups()' order, without building the groups (placement() runs once per dimension per estimate).
+  template <class Visit>
+  void for_each_member(Dim d, Visit&& visit) const;
 
  private:
+  // The sizes of d's side (fastest first) and which of its coordinates vary within a group.
+  void side(Dim d, const int*& sizes, bool mask[4]) const;
   int world_;
   // Sizes in order of variation (fastest first): attention {tp, cp, dp, pp}, expert {etp, ep, edp, pp}.
   int attn_[4];
   int expert_[4];
 };
+
+template <class Visit>
+void RankMap::for_each_member(Dim d, Visit&& visit) const {
+  const int* sizes = nullptr;
+  bool mask[4];
+  side(d, sizes, mask);
+  int inner = 1;  // members per group
+  for (int i = 0; i < 4; ++i)
+    if (mask[i]) inner *= sizes[i];
+  const int count = world_ / inner;
+  int coord[4];
+  for (int g = 0; g < count; ++g)
+    for (int k = 0; k < inner; ++k) {
+      int fixed_rest = g, member_rest = k;
+      for (int i = 0; i < 4; ++i) {
+        int& rest = mask[i] ? member_rest : fixed_rest;
+        coord[i] = rest % sizes[i];
+        rest /= sizes[i];
+      }
+      int rank = 0;
+      for (int i = 3; i >= 0; --i) rank = rank * sizes[i] + coord[i];
+      visit(g, rank);
+    }
+}
 
 // A scale-up (NVLink) domain: `size` GPUs, of which the job uses the first `used`.
 struct ScaleUpDomain {

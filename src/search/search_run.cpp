@@ -79,41 +79,6 @@ void keep_best(std::vector<RankedLayout>& ranking, std::size_t top) {
   if (ranking.size() > top) ranking.resize(top);
 }
 
-// The compute of each context (estimate/step_lower_bound.hpp), cached by what it depends on
-// (estimate::compute_shaping): a search has far fewer of those than contexts.
-class ContextCompute {
- public:
-  ContextCompute(const predict::Case& base, const predict::PredictOptions& o) : base_(base), params_(o.params) {
-    if (!o.kernels) own_ = kernels::make_kernel_cost_model("roofline");
-    kernels_ = o.kernels ? o.kernels : own_.get();
-  }
-  const estimate::ModelCompute& of(const layout::Layout& context) {
-    const layout::Layout key = estimate::compute_shaping(context);
-    auto it = compute_.find(key);
-    if (it == compute_.end())
-      it = compute_.emplace(key, estimate::model_compute(base_.model, key, base_.system, *kernels_, params_)).first;
-    return it->second;
-  }
-
- private:
-  struct Hash {
-    std::size_t operator()(const layout::Layout& l) const {
-      std::size_t h = 0;
-      for (std::size_t v : {std::size_t(l.tp), std::size_t(l.cp), std::size_t(l.ep), std::size_t(l.etp),
-                            std::size_t(l.mbs), std::size_t(l.recompute.modules), std::size_t(l.recompute.granularity),
-                            std::size_t(l.dispatcher), std::size_t(l.grouped_gemm), std::size_t(l.cuda_graph)})
-        h = h * 1000003u + v;
-      return h;
-    }
-  };
-  const predict::Case& base_;
-  workload::StepParams params_;
-  std::unique_ptr<kernels::KernelCostModel> own_;
-  const kernels::KernelCostModel* kernels_ = nullptr;
-  // Node-based: the contexts keep pointers to their entry.
-  std::unordered_map<layout::Layout, estimate::ModelCompute, Hash> compute_;
-};
-
 // The bound of one candidate with its stage layout (the default one evaluate() would give it, set here), or the
 // context's bound where its stages do not resolve (evaluate() then reports why).
 double candidate_bound(const predict::Case& base, const layout::ModelFacts& facts, layout::Layout& l,
@@ -126,12 +91,12 @@ double candidate_bound(const predict::Case& base, const layout::ModelFacts& fact
   }
 }
 
+// A context by number (search_space.hpp's context_at), kept small: a space has millions.
 struct Context {
   double bound = 0;
-  std::uint64_t first_index = 0;
-  layout::Layout layout;
-  const estimate::ModelCompute* compute = nullptr;
-  std::uint64_t candidates = 0;  // this shard's, after the arithmetic screens
+  std::uint64_t number = 0;
+  std::uint32_t compute = 0;     // its entry in the search's table of ModelCompute
+  std::uint32_t candidates = 0;  // this shard's, after the arithmetic screens
 };
 
 }  // namespace
@@ -151,18 +116,46 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
 
   // Contexts (the layer-shaping dimensions, search_space.hpp) with their candidates, each with a lower bound on
   // any of its candidates' step (estimate/step_lower_bound.hpp: the compute stream's work, whatever the split).
-  ContextCompute compute(base, o);
+  // Kept by number; the splits are screened once per (tp, cp, ep, etp, mbs) and the compute is worked out once
+  // per compute key (in parallel), since a space holds millions of contexts and far fewer of either.
+  const std::uint64_t inner = splits_per_context(space);
+  std::unordered_map<std::uint64_t, SplitScreen> screens;
+  std::unordered_map<std::uint64_t, std::uint32_t> compute_of_key;
+  std::vector<std::uint64_t> compute_contexts;  // per compute entry, the first context that needs it
   std::vector<Context> contexts;
   SkipCounts skipped;
-  result.combinations = for_each_context(space, base.layout, skipped, [&](const layout::Layout& l, std::uint64_t at) {
-    std::uint64_t n = 0;
-    for_each_split(space, base.model, l, at, skipped, [&](const layout::Layout&, std::uint64_t i) { n += mine(i); });
-    if (n == 0) return;
-    result.screened_in += n;
-    const auto& c = compute.of(l);
-    contexts.push_back({estimate::context_lower_bound(l, c), at, l, &c, n});
-  });
+  result.combinations = context_count(space) * inner;
+  for (std::uint64_t n = 0, count = context_count(space); n < count; ++n) {
+    if (const char* why = context_repeats_another(space, n)) {
+      skipped[why] += inner;
+      continue;
+    }
+    auto [at, fresh] = screens.try_emplace(shape_key(space, n));
+    if (fresh) at->second = screen_splits(space, base.model, context_at(space, base.layout, n));
+    const SplitScreen& screen = at->second;
+    for (const auto& [why, k] : screen.skipped) skipped[why] += k;
+    std::uint32_t mine_here = 0;
+    for (std::uint32_t offset : screen.passing) mine_here += mine(n * inner + offset);
+    if (mine_here == 0) continue;
+    result.screened_in += mine_here;
+    const auto [entry, added] =
+        compute_of_key.try_emplace(compute_key(space, n), static_cast<std::uint32_t>(compute_contexts.size()));
+    if (added) compute_contexts.push_back(n);
+    contexts.push_back({0, n, entry->second, mine_here});
+  }
   for (const auto& [why, n] : skipped) result.pruned["screen: " + why] += n;
+  std::unique_ptr<kernels::KernelCostModel> own_kernels;
+  if (!o.kernels) own_kernels = kernels::make_kernel_cost_model("roofline");
+  const kernels::KernelCostModel& kernel_model = o.kernels ? *o.kernels : *own_kernels;
+  // The context bound depends on the compute key's fields only (tp, cp and mbs among them).
+  std::vector<double> bound_of(compute_contexts.size());
+  const auto compute = parallel_map<estimate::ModelCompute>(compute_contexts.size(), options.jobs, [&](std::size_t i) {
+    const layout::Layout l = estimate::compute_shaping(context_at(space, base.layout, compute_contexts[i]));
+    auto c = estimate::model_compute(base.model, l, base.system, kernel_model, o.params);
+    bound_of[i] = estimate::context_lower_bound(l, c);
+    return c;
+  });
+  for (auto& c : contexts) c.bound = bound_of[c.compute];
   const auto t1 = clock::now();
   result.stage_seconds["enumerate, screen and bound"] = std::chrono::duration<double>(t1 - t0).count();
 
@@ -172,7 +165,7 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
   // so the counts and the ranking are the same whatever --jobs (and the ranking is the one estimating every
   // candidate would give).
   std::sort(contexts.begin(), contexts.end(), [](const Context& a, const Context& b) {
-    return a.bound != b.bound ? a.bound < b.bound : a.first_index < b.first_index;
+    return a.bound != b.bound ? a.bound < b.bound : a.number < b.number;
   });
   // Candidates that differ only in their pipeline split share their unit probes (estimate/probe_cache.hpp).
   estimate::ProbeCache cache;
@@ -212,11 +205,11 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
     const Context& c = contexts[next];
     if (c.bound > threshold()) break;
     const double limit = threshold();
-    for_each_split(space, base.model, c.layout, c.first_index, counted,
+    for_each_split(space, base.model, context_at(space, base.layout, c.number), c.number * inner, counted,
                    [&](const layout::Layout& split, std::uint64_t i) {
                      if (!mine(i)) return;
                      layout::Layout l = split;
-                     if (candidate_bound(base, facts, l, *c.compute, c.bound) > limit)
+                     if (candidate_bound(base, facts, l, compute[c.compute], c.bound) > limit)
                        ++bounded;
                      else
                        block.emplace_back(std::move(l), i);

@@ -1,6 +1,7 @@
 #include "search/search_space.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "core/did_you_mean.hpp"
 #include "core/error.hpp"
@@ -156,57 +157,112 @@ std::uint64_t splits_per_context(const SearchSpace& s) {
 
 std::uint64_t for_each_context(const SearchSpace& s, const layout::Layout& base, SkipCounts& skipped,
                                const std::function<void(const layout::Layout&, std::uint64_t)>& visit) {
-  const std::uint64_t inner = splits_per_context(s);
-  std::uint64_t first = 0;
+  const std::uint64_t inner = splits_per_context(s), n = context_count(s);
+  for (std::uint64_t c = 0; c < n; ++c) {
+    if (const char* why = context_repeats_another(s, c))
+      skipped[why] += inner;
+    else
+      visit(context_at(s, base, c), c * inner);
+  }
+  return n * inner;
+}
+
+namespace {
+
+// Why a split (pp, vpp) of `context` cannot run, by arithmetic alone; nullptr when it passes.
+const char* split_screen_reason(const model::ModelSpec& m, const layout::Layout& context, int pp, int vpp) {
+  const int tp = context.tp, cp = context.cp, ep = context.ep, etp = context.etp, mbs = context.mbs;
+  if (context.gpus % (tp * cp * pp) != 0) return "tp x cp x pp does not divide the GPUs";
+  if (context.gpus % (etp * ep * pp) != 0) return "etp x ep x pp does not divide the GPUs";
+  if (context.gbs % (mbs * (context.gpus / (tp * cp * pp))) != 0) return "global batch not a multiple of mbs x dp";
+  if (vpp > 1 && pp == 1) return "vpp > 1 needs pp > 1";
+  if (pp * vpp > static_cast<int>(m.num_layers)) return "more virtual stages than decoder layers";
+  return nullptr;
+}
+
+// The context dimensions' value counts, outermost first (for_each_context's loop order).
+std::array<std::uint64_t, 11> context_radices(const SearchSpace& s) {
+  return {
+      s.tp.size(),        s.cp.size(),         s.ep.size(),           s.etp.size(),         s.mbs.size(),
+      s.recompute.size(), s.dispatcher.size(), s.grouped_gemm.size(), s.a2a_overlap.size(), s.tp_comm_overlap.size(),
+      s.cuda_graph.size()};
+}
+
+// Context n's value index per dimension, outermost first.
+std::array<std::size_t, 11> context_digits(const SearchSpace& s, std::uint64_t n) {
+  const auto radix = context_radices(s);
+  std::array<std::size_t, 11> digit{};
+  for (std::size_t i = radix.size(); i-- > 0;) {
+    digit[i] = static_cast<std::size_t>(n % radix[i]);
+    n /= radix[i];
+  }
+  return digit;
+}
+
+}  // namespace
+
+std::uint64_t context_count(const SearchSpace& s) {
+  std::uint64_t n = 1;
+  for (auto r : context_radices(s)) n *= r;
+  return n;
+}
+
+layout::Layout context_at(const SearchSpace& s, const layout::Layout& base, std::uint64_t n) {
+  const auto d = context_digits(s, n);
   layout::Layout l = base;
-  for (int tp : s.tp)
-    for (int cp : s.cp)
-      for (int ep : s.ep)
-        for (int etp : s.etp)
-          for (int mbs : s.mbs)
-            for (const auto& rc : s.recompute)
-              for (auto d : s.dispatcher)
-                for (auto gg : s.grouped_gemm)
-                  for (bool a2a : s.a2a_overlap)
-                    for (bool tpo : s.tp_comm_overlap)
-                      for (auto cg : s.cuda_graph) {
-                        const std::uint64_t at = first;
-                        first += inner;
-                        if (tpo && tp == 1) {  // Megatron turns it off without TP: the same layout as tpo = 0
-                          skipped["tp_comm_overlap without TP (same as off)"] += inner;
-                          continue;
-                        }
-                        l.tp = tp, l.cp = cp, l.ep = ep, l.etp = etp, l.mbs = mbs, l.recompute = rc;
-                        l.dispatcher = d, l.grouped_gemm = gg, l.a2a_overlap = a2a, l.tp_comm_overlap = tpo;
-                        l.cuda_graph = cg, l.cuda_graph_scopes = layout::kDefaultGraphScopes;
-                        visit(l, at);
-                      }
-  return first;
+  l.tp = s.tp[d[0]], l.cp = s.cp[d[1]], l.ep = s.ep[d[2]], l.etp = s.etp[d[3]], l.mbs = s.mbs[d[4]];
+  l.recompute = s.recompute[d[5]], l.dispatcher = s.dispatcher[d[6]], l.grouped_gemm = s.grouped_gemm[d[7]];
+  l.a2a_overlap = s.a2a_overlap[d[8]], l.tp_comm_overlap = s.tp_comm_overlap[d[9]];
+  l.cuda_graph = s.cuda_graph[d[10]], l.cuda_graph_scopes = layout::kDefaultGraphScopes;
+  return l;
+}
+
+const char* context_repeats_another(const SearchSpace& s, std::uint64_t n) {
+  const auto d = context_digits(s, n);
+  // Megatron turns TP comm overlap off without TP: the same layout as with it off.
+  if (s.tp_comm_overlap[d[9]] && s.tp[d[0]] == 1) return "tp_comm_overlap without TP (same as off)";
+  return nullptr;
+}
+
+std::uint64_t compute_key(const SearchSpace& s, std::uint64_t n) {
+  const std::uint64_t graphs = s.cuda_graph.size(), overlaps = s.a2a_overlap.size() * s.tp_comm_overlap.size();
+  return n / (overlaps * graphs) * graphs + n % graphs;
+}
+
+std::uint64_t shape_key(const SearchSpace& s, std::uint64_t n) {
+  const auto radix = context_radices(s);
+  for (std::size_t i = 5; i < radix.size(); ++i) n /= radix[i];
+  return n;
+}
+
+SplitScreen screen_splits(const SearchSpace& s, const model::ModelSpec& m, const layout::Layout& context) {
+  SplitScreen out;
+  const std::uint64_t per_vpp = s.schedule.size() * s.fsdp.size();
+  std::uint32_t offset = 0;
+  for (int pp : s.pp)
+    for (int vpp : s.vpp) {
+      const char* why = split_screen_reason(m, context, pp, vpp);
+      for (std::uint64_t k = 0; k < per_vpp; ++k, ++offset) {
+        if (why)
+          ++out.skipped[why];
+        else
+          out.passing.push_back(offset);
+      }
+    }
+  return out;
 }
 
 void for_each_split(const SearchSpace& s, const model::ModelSpec& m, const layout::Layout& context,
                     std::uint64_t first_index, SkipCounts& skipped,
                     const std::function<void(const layout::Layout&, std::uint64_t)>& visit) {
-  const int layers = static_cast<int>(m.num_layers);
-  const int tp = context.tp, cp = context.cp, ep = context.ep, etp = context.etp, mbs = context.mbs;
   std::uint64_t index = first_index;
   layout::Layout l = context;
   for (int pp : s.pp)
-    for (int vpp : s.vpp)
+    for (int vpp : s.vpp) {
+      const char* why = split_screen_reason(m, context, pp, vpp);
       for (auto schedule : s.schedule)
         for (bool fsdp : s.fsdp) {
           const std::uint64_t i = index++;
-          const char* why = nullptr;
-          if (context.gpus % (tp * cp * pp) != 0)
-            why = "tp x cp x pp does not divide the GPUs";
-          else if (context.gpus % (etp * ep * pp) != 0)
-            why = "etp x ep x pp does not divide the GPUs";
-          else if (context.gbs % (mbs * (context.gpus / (tp * cp * pp))) != 0)
-            why = "global batch not a multiple of mbs x dp";
-          else if (vpp > 1 && pp == 1)
-            why = "vpp > 1 needs pp > 1";
-          else if (pp * vpp > layers)
-            why = "more virtual stages than decoder layers";
           if (why) {
             ++skipped[why];
             continue;
@@ -214,6 +270,7 @@ void for_each_split(const SearchSpace& s, const model::ModelSpec& m, const layou
           l.pp = pp, l.vpp = vpp, l.schedule = schedule, l.fsdp = fsdp, l.pp_layout.clear();
           visit(l, i);
         }
+    }
 }
 
 std::uint64_t for_each_candidate(const SearchSpace& s, const model::ModelSpec& m, const layout::Layout& base,

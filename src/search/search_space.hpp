@@ -58,6 +58,27 @@ void for_each_split(const SearchSpace& s, const model::ModelSpec& model, const l
                     std::uint64_t first_index, SkipCounts& skipped,
                     const std::function<void(const layout::Layout&, std::uint64_t)>& visit);
 
+// Contexts by number, for a search that keeps numbers rather than layouts (search_run.cpp: a space of millions of
+// contexts). Context n is the n-th combination of for_each_context's loops, first index n x splits_per_context;
+// context_at gives its layout exactly as for_each_context visits it, and context_repeats_another says whether
+// for_each_context skips it (counting its splits under that reason). compute_key numbers the context's
+// combination of everything but the overlaps (A2A, TP comm), which the compute bound does not depend on
+// (estimate::compute_shaping): contexts with equal keys share their compute.
+std::uint64_t context_count(const SearchSpace& s);
+layout::Layout context_at(const SearchSpace& s, const layout::Layout& base, std::uint64_t n);
+const char* context_repeats_another(const SearchSpace& s, std::uint64_t n);
+std::uint64_t compute_key(const SearchSpace& s, std::uint64_t n);
+// Numbers context n's tp, cp, ep, etp and mbs: the arithmetic screens of its splits depend on these only.
+std::uint64_t shape_key(const SearchSpace& s, std::uint64_t n);
+
+// The splits of one context that pass the arithmetic screens, as offsets from its first index, and the reasons
+// the others fell to. They depend on the context's tp, cp, ep, etp and mbs (and the space) only.
+struct SplitScreen {
+  std::vector<std::uint32_t> passing;
+  SkipCounts skipped;
+};
+SplitScreen screen_splits(const SearchSpace& s, const model::ModelSpec& model, const layout::Layout& context);
+
 // Calls visit(layout, index) for each candidate that passes the arithmetic screens, in the fixed order above;
 // `index` counts every combination, screened or not. Returns the number of combinations.
 std::uint64_t for_each_candidate(const SearchSpace& s, const model::ModelSpec& model, const layout::Layout& base,

@@ -2,10 +2,12 @@
 // independence of threads and shards, Megatron arguments (Kendall's tau is predict/ranking's, tested there).
 #include <cmath>
 #include <cstdlib>
+#include <map>
 
 #include <doctest/doctest.h>
 
 #include "core/error.hpp"
+#include "estimate/step_lower_bound.hpp"
 #include "search/megatron_args.hpp"
 #include "search/search_mpi.hpp"
 #include "search/search_run.hpp"
@@ -185,4 +187,50 @@ TEST_CASE("an MPI launch is recognised by its environment; a build without MPI r
     const auto space = search::make_space(s.model, s.base.layout, s.pins);
     CHECK_THROWS_AS(search::run_search_mpi(s.base, space, {}), UsageError);
   }
+}
+
+TEST_CASE("contexts by number: the layout for_each_context visits, keys that group exactly what they claim") {
+  SmallSearch s;
+  for (const char* free : {"ep", "etp", "mbs", "recompute", "a2a-overlap", "tp-comm-overlap", "cuda-graph", "vpp"})
+    s.pins.erase(free);
+  s.base.layout.gbs = 64;
+  const auto space = search::make_space(s.model, s.base.layout, s.pins);
+  const std::uint64_t inner = search::splits_per_context(space);
+  search::SkipCounts skipped, by_screen;
+  std::map<std::uint64_t, layout::Layout> compute_of, shape_of;
+  std::uint64_t visits = 0;
+  const auto total =
+      search::for_each_context(space, s.base.layout, skipped, [&](const layout::Layout& l, std::uint64_t first) {
+        ++visits;
+        REQUIRE(first % inner == 0);
+        const std::uint64_t n = first / inner;
+        CHECK(search::context_repeats_another(space, n) == nullptr);
+        CHECK(search::context_at(space, s.base.layout, n) == l);
+        // Equal keys: equal compute-shaping fields, resp. equal tp, cp, ep, etp, mbs (and different keys differ).
+        auto shaping = estimate::compute_shaping(l);
+        auto [c, fresh_c] = compute_of.try_emplace(search::compute_key(space, n), shaping);
+        CHECK(c->second == shaping);
+        layout::Layout shape = s.base.layout;
+        shape.tp = l.tp, shape.cp = l.cp, shape.ep = l.ep, shape.etp = l.etp, shape.mbs = l.mbs;
+        auto [h, fresh_h] = shape_of.try_emplace(search::shape_key(space, n), shape);
+        CHECK(h->second == shape);
+        // The screen by offsets agrees with the enumeration of the splits.
+        const auto screen = search::screen_splits(space, s.model, l);
+        std::vector<std::uint32_t> offsets;
+        search::SkipCounts split_skips;
+        search::for_each_split(space, s.model, l, first, split_skips, [&](const layout::Layout&, std::uint64_t i) {
+          offsets.push_back(static_cast<std::uint32_t>(i - first));
+        });
+        CHECK(offsets == screen.passing);
+        CHECK(split_skips == screen.skipped);
+      });
+  CHECK(total == search::context_count(space) * inner);
+  CHECK(visits > 100);
+  // Distinct keys stand for distinct layouts.
+  std::vector<layout::Layout> shapings;
+  for (const auto& entry : compute_of) shapings.push_back(entry.second);
+  std::size_t repeats = 0;
+  for (std::size_t i = 0; i < shapings.size(); ++i)
+    for (std::size_t j = i + 1; j < shapings.size(); ++j) repeats += shapings[i] == shapings[j];
+  CHECK(repeats == 0);
 }
