@@ -7,6 +7,7 @@
 #include "opgraph/op_graph.hpp"
 #include "workload/host_cost_policy.hpp"
 #include "workload/layer_costs.hpp"
+#include "workload/step_context.hpp"
 
 namespace moesim::estimate {
 namespace {
@@ -23,8 +24,29 @@ double least_issue_s(const workload::HostCostPolicy& host, const workload::Block
   return ps_to_seconds(std::min(eager.launch_cost, captured.launch_cost));
 }
 
+// The least time the compute stream of a MoE layer waits for its EP exchanges per micro-batch without A2A overlap
+// (step_lower_bound.hpp): each exchange at its link classes' full capacity, less the compute the layer emitter runs
+// beside it.
+struct ExchangeWait {
+  workload::EpDemands demands;
+  double nvlink_Bps = 0, nic_Bps = 0;
+  double seconds(const workload::LinkDemand& d) const {
+    return std::max(nvlink_Bps > 0 ? d.nvlink_bytes / nvlink_Bps : 0, nic_Bps > 0 ? d.nic_bytes / nic_Bps : 0);
+  }
+  double of(const workload::LayerCosts& c) const {
+    if (!c.moe) return 0;
+    const auto& e = demands;
+    double wait = seconds(e.combine) + std::max(0.0, seconds(e.dispatch) - c.shared.fwd.seconds);
+    wait += seconds(e.combine_bwd) + std::max(0.0, seconds(e.dispatch_bwd) - c.experts.wgrad.seconds -
+                                                       c.shared.dgrad.seconds - c.shared.wgrad.seconds);
+    if (c.recompute_redoes_ep) wait += seconds(e.dispatch) + seconds(e.combine);
+    return wait;
+  }
+};
+
 struct Passes {
   const workload::HostCostPolicy& host;
+  const ExchangeWait& exchange;
   PassCompute of(const workload::BlockCost& b) const {
     return {b.fwd.seconds, b.dgrad.seconds, b.wgrad.seconds,
             least_issue_s(host, b.fwd) + least_issue_s(host, b.dgrad) + least_issue_s(host, b.wgrad)};
@@ -35,6 +57,7 @@ struct Passes {
     for (const auto* b : {&c.attention, &c.pre_dispatch, &c.experts, &c.shared, &c.post_combine}) p += of(*b);
     p.backward += c.recompute.seconds + c.recompute_experts.seconds;
     p.host += least_issue_s(host, c.recompute) + least_issue_s(host, c.recompute_experts);
+    p.exchange = exchange.of(c);
     return p;
   }
 };
@@ -46,6 +69,7 @@ PassCompute& PassCompute::operator+=(const PassCompute& o) {
   backward += o.backward;
   wgrad += o.wgrad;
   host += o.host;
+  exchange += o.exchange;
   return *this;
 }
 
@@ -62,9 +86,24 @@ ModelCompute model_compute(const model::ModelSpec& m, const layout::Layout& l, c
                            const kernels::KernelCostModel& kernels, const workload::StepParams& params) {
   const workload::HostCostPolicy host(system, l, params);
   const workload::CostContext ctx{kernels, workload::device_rates(system.gpu), host.eager()};
-  const Passes passes{host};
-  // The EP group's placement only shapes the exchange's bytes, not the kernels: any valid shape will do.
-  const comm::GroupShape ep{l.ep, l.ep};
+  // The EP group's placement shapes the exchange's bytes, not the kernels. It does not depend on pp (expert ranks
+  // are numbered etp fastest, then ep: a group spans etp x ep consecutive ranks), so one stage stands in for any.
+  layout::Layout one_stage = l;
+  one_stage.pp = 1, one_stage.vpp = 1, one_stage.pp_layout.clear();
+  const auto& up = system.scale_up;
+  const layout::ScaleUpDomain domain{up.domain_size,
+                                     up.gpus_used_per_domain > 0 ? up.gpus_used_per_domain : up.domain_size};
+  const comm::GroupShape ep = workload::group_shape(
+      l.ep, layout::placement(layout::RankMap(one_stage), layout::Dim::ep, domain).max_domains_per_group);
+  ExchangeWait exchange{
+      {},
+      system.gpu.nvlink_Bps_per_direction * params.scale_up_efficiency_scale,
+      system.scale_out.nic.Bps_per_direction * system.scale_out.nics_per_gpu * params.scale_out_efficiency_scale};
+  if (m.is_moe() && l.ep > 1) {
+    const auto moe = workload::layer_costs(m, true, l, ctx, ep, 0);
+    exchange.demands = workload::ep_demands(workload::comm_cost_model(system), l.dispatcher, moe.ep_problem);
+  }
+  const Passes passes{host, exchange};
   ModelCompute c;
   PassCompute all;
   for (std::int64_t i = 0; i < m.num_layers; ++i) {
@@ -85,6 +124,7 @@ ModelCompute model_compute(const model::ModelSpec& m, const layout::Layout& l, c
   all += c.output;
   c.total = all.total();
   c.host_total = all.host;
+  c.exchange_total = all.exchange;
   return c;
 }
 
@@ -95,7 +135,7 @@ double compute_lower_bound(const layout::Layout& l, double model_compute_s) {
 }
 
 double context_lower_bound(const layout::Layout& l, const ModelCompute& c) {
-  return compute_lower_bound(l, std::max(c.total, c.host_total));
+  return compute_lower_bound(l, std::max(c.total + (l.a2a_overlap ? 0 : c.exchange_total), c.host_total));
 }
 
 double split_lower_bound(const model::ModelSpec& m, const layout::Layout& l, const layout::StageAssignment& stages,
@@ -109,7 +149,7 @@ double split_lower_bound(const model::ModelSpec& m, const layout::Layout& l, con
     PassCompute rank;
     for (int c = 0; c < stages.vpp; ++c) rank += compute.chunk(m, stages.chunk(q, c));
     const PassCompute first = compute.chunk(m, stages.chunk(q, 0));
-    bound = std::max({bound, fill + mb * rank.total() - first.wgrad + drain, mb * rank.host});
+    bound = std::max({bound, fill + mb * rank.serial(l.a2a_overlap) - first.wgrad + drain, mb * rank.host});
     fill += first.forward;
     drain += first.backward;
   }

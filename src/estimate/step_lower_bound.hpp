@@ -19,6 +19,12 @@
 //   step >= sum_{r<q} F(r, 0) + m C(q) - W(q, 0) + sum_{r<q} D(r, 0), with F a chunk's forward compute, D its
 //   backward before the weight gradients (recompute included), W its weight gradients (which may run after the
 //   gradient has left) and C(q) the rank's F + D + W over its chunks.
+// - Without A2A overlap a MoE layer's compute stream also waits for its EP exchanges (workload/layer_emitter.cpp):
+//   the forward combine and the backward of the combine in full, the forward dispatch less the shared expert that
+//   runs beside it, the backward of the dispatch less the weight gradients and shared-expert work beside it, and a
+//   recompute's rerun exchanges in full. Each lasts at least its bytes over its link's capacity (latency, SM
+//   sharing and contention only add), so that wait is added to the compute (`exchange`). With A2A overlap the
+//   combined 1F1B hides exchanges behind another micro-batch's compute, and none is counted.
 // - The host thread is serial too: it spends each GPU op's launch cost before the op is issued (engine/README.md
 //   "Host"), so the same counts hold for the host time of issuing the compute kernels (none under a
 //   full-iteration graph; with per-module graphs the lesser of eager issue and a graph launch per block). Each
@@ -41,7 +47,10 @@ struct PassCompute {
   double backward = 0;  // input gradients, with the recompute that precedes them
   double wgrad = 0;     // weight gradients
   double host = 0;      // the least host time that issuing these kernels takes (no GPU time; not in total())
+  double exchange = 0;  // the least wait for EP exchanges without A2A overlap (see above; not in total())
   double total() const { return forward + backward + wgrad; }
+  // The compute stream's least time: total(), plus the exchange waits unless A2A overlap hides them.
+  double serial(bool a2a_overlap) const { return total() + (a2a_overlap ? 0 : exchange); }
   PassCompute& operator+=(const PassCompute& o);
 };
 
@@ -50,8 +59,9 @@ struct ModelCompute {
   std::map<std::pair<bool, std::int64_t>, PassCompute> layers;  // decoder layers by (MoE, attention window)
   PassCompute mtp_layer;                                        // one MTP layer with its projection and head
   PassCompute embedding, output;
-  double total = 0;       // GPU seconds
-  double host_total = 0;  // host seconds
+  double total = 0;           // GPU seconds
+  double host_total = 0;      // host seconds
+  double exchange_total = 0;  // EP exchange waits without A2A overlap, seconds
   // A chunk's compute (its layers, MTP layers, embedding and loss).
   PassCompute chunk(const model::ModelSpec& model, const layout::ChunkAssignment& chunk) const;
 };

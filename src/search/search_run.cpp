@@ -1,6 +1,7 @@
 #include "search/search_run.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <limits>
 #include <memory>
@@ -147,15 +148,20 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
   std::unique_ptr<kernels::KernelCostModel> own_kernels;
   if (!o.kernels) own_kernels = kernels::make_kernel_cost_model("roofline");
   const kernels::KernelCostModel& kernel_model = o.kernels ? *o.kernels : *own_kernels;
-  // The context bound depends on the compute key's fields only (tp, cp and mbs among them).
-  std::vector<double> bound_of(compute_contexts.size());
+  // The context bound depends on the compute key's fields (tp, cp and mbs among them) and on A2A overlap, which
+  // hides the EP exchange waits: two bounds per compute entry.
+  std::vector<std::array<double, 2>> bound_of(compute_contexts.size());
   const auto compute = parallel_map<estimate::ModelCompute>(compute_contexts.size(), options.jobs, [&](std::size_t i) {
     const layout::Layout l = estimate::compute_shaping(context_at(space, base.layout, compute_contexts[i]));
     auto c = estimate::model_compute(base.model, l, base.system, kernel_model, o.params);
-    bound_of[i] = estimate::context_lower_bound(l, c);
+    for (bool a2a : {false, true}) {
+      layout::Layout with = l;
+      with.a2a_overlap = a2a;
+      bound_of[i][a2a] = estimate::context_lower_bound(with, c);
+    }
     return c;
   });
-  for (auto& c : contexts) c.bound = bound_of[c.compute];
+  for (auto& c : contexts) c.bound = bound_of[c.compute][context_a2a_overlap(space, c.number)];
   const auto t1 = clock::now();
   result.stage_seconds["enumerate, screen and bound"] = std::chrono::duration<double>(t1 - t0).count();
 

@@ -229,6 +229,8 @@ std::uint64_t compute_key(const SearchSpace& s, std::uint64_t n) {
   return n / (overlaps * graphs) * graphs + n % graphs;
 }
 
+bool context_a2a_overlap(const SearchSpace& s, std::uint64_t n) { return s.a2a_overlap[context_digits(s, n)[8]]; }
+
 std::uint64_t shape_key(const SearchSpace& s, std::uint64_t n) {
   const auto radix = context_radices(s);
   for (std::size_t i = 5; i < radix.size(); ++i) n /= radix[i];

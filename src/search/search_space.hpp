@@ -68,6 +68,8 @@ std::uint64_t context_count(const SearchSpace& s);
 layout::Layout context_at(const SearchSpace& s, const layout::Layout& base, std::uint64_t n);
 const char* context_repeats_another(const SearchSpace& s, std::uint64_t n);
 std::uint64_t compute_key(const SearchSpace& s, std::uint64_t n);
+// Whether context n overlaps the EP exchange (a2a_overlap), without building its layout.
+bool context_a2a_overlap(const SearchSpace& s, std::uint64_t n);
 // Numbers context n's tp, cp, ep, etp and mbs: the arithmetic screens of its splits depend on these only.
 std::uint64_t shape_key(const SearchSpace& s, std::uint64_t n);
 

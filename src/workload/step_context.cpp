@@ -4,17 +4,6 @@
 
 namespace moesim::workload {
 namespace {
-EpDemands ep_demands(const CommCostModel& comm, layout::Dispatcher dispatcher, comm::DispatchProblem p) {
-  const auto d = to_comm(dispatcher);
-  EpDemands e;
-  e.dispatch = comm.dispatch(d, p, comm::Phase::dispatch);
-  e.combine = comm.dispatch(d, p, comm::Phase::combine);
-  p.dispatch_bytes_per_element = p.combine_bytes_per_element;
-  e.combine_bwd = comm.dispatch(d, p, comm::Phase::dispatch);
-  e.dispatch_bwd = comm.dispatch(d, p, comm::Phase::combine);
-  return e;
-}
-
 LinkDemand scaled(LinkDemand d, double f) {
   d.nvlink_bytes *= f;
   d.nic_bytes *= f;
@@ -48,6 +37,24 @@ double routed_busy_s(const LayerCosts& c, const EpDemands& e, double nvlink_Bps,
 }
 }  // namespace
 
+EpDemands ep_demands(const CommCostModel& comm, layout::Dispatcher dispatcher, comm::DispatchProblem p) {
+  const auto d = to_comm(dispatcher);
+  EpDemands e;
+  e.dispatch = comm.dispatch(d, p, comm::Phase::dispatch);
+  e.combine = comm.dispatch(d, p, comm::Phase::combine);
+  p.dispatch_bytes_per_element = p.combine_bytes_per_element;
+  e.combine_bwd = comm.dispatch(d, p, comm::Phase::dispatch);
+  e.dispatch_bwd = comm.dispatch(d, p, comm::Phase::combine);
+  return e;
+}
+
+CommCostModel comm_cost_model(const topology::SystemSpec& system) {
+  return CommCostModel(device_rates(system.gpu).arch, system.gpu.nvlink_Bps_per_direction,
+                       system.scale_out.nic.Bps_per_direction * system.scale_out.nics_per_gpu,
+                       // assumption: a scale-up domain of more than 8 GPUs is a multi-node NVLink rack (NVL72)
+                       system.scale_up.domain_size > 8);
+}
+
 StepContext::StepContext(const StepInputs& inputs)
     : in(inputs),
       device(device_rates(inputs.system.gpu)),
@@ -56,10 +63,7 @@ StepContext::StepContext(const StepInputs& inputs)
       rank_map(inputs.layout),
       fabric_spec(inputs.fabric ? *inputs.fabric : FabricSpec{}),
       placement(inputs.layout, fabric_spec.ep_placement),
-      comm_model(device.arch, inputs.system.gpu.nvlink_Bps_per_direction,
-                 inputs.system.scale_out.nic.Bps_per_direction * inputs.system.scale_out.nics_per_gpu,
-                 // assumption: a scale-up domain of more than 8 GPUs is a multi-node NVLink rack (NVL72)
-                 inputs.system.scale_up.domain_size > 8) {
+      comm_model(comm_cost_model(inputs.system)) {
   const auto& l = inputs.layout;
   const auto& m = inputs.model;
   const auto& up = inputs.system.scale_up;

@@ -34,6 +34,11 @@ struct EpDemands {
   LinkDemand dispatch, combine, combine_bwd, dispatch_bwd;
 };
 
+// The four exchanges of one MoE layer's EP problem with dispatcher `d`.
+EpDemands ep_demands(const CommCostModel& comm, layout::Dispatcher d, comm::DispatchProblem p);
+// comm/'s cost model for `system`'s GPUs, NVLink ports and NICs (the capacities the step's links get).
+CommCostModel comm_cost_model(const topology::SystemSpec& system);
+
 // One communication op: its stream, trace labels and what comm/ says it costs.
 struct CommSpec {
   Stream stream;

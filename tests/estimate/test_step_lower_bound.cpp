@@ -9,6 +9,7 @@
 #include "estimate/estimate_step.hpp"
 #include "estimate/step_lower_bound.hpp"
 #include "predict/predict_step.hpp"
+#include "small_moe_step.hpp"
 
 using namespace moesim;
 
@@ -93,4 +94,29 @@ TEST_CASE("the bound is micro-batches x model compute / pp, whatever the split")
   c.layout.pp = 4;
   CHECK(estimate::compute_lower_bound(c.layout, model) == doctest::Approx(8 * model / 4));
   CHECK(estimate::compute_lower_bound(c.layout, model) == doctest::Approx(4 * model / 2));
+}
+
+TEST_CASE("EP exchange waits count without A2A overlap only, and grow when EP leaves the NVLink domain") {
+  // small-moe on DGX H100s: 8 GPUs per NVLink domain, 400 Gb/s NICs (scale-out far slower than NVLink).
+  const test::SmallMoeStep s("h100x8.json", "dgx-h100");
+  auto l = s.layout;
+  l.gpus = 32, l.tp = 1, l.cp = 1, l.pp = 1, l.vpp = 1, l.etp = 1, l.mbs = 1, l.gbs = 64, l.pp_layout.clear();
+  const auto compute_of = [&](int ep) {
+    auto with = l;
+    with.ep = ep;
+    return estimate::model_compute(s.model, with, s.system, *s.kernels, {});
+  };
+  CHECK(compute_of(1).exchange_total == 0);  // no exchange with one EP rank
+  const auto mc = compute_of(8);
+  REQUIRE(mc.exchange_total > 0);
+  l.ep = 8;
+  l.a2a_overlap = false;
+  CHECK(estimate::context_lower_bound(l, mc) ==
+        doctest::Approx(estimate::compute_lower_bound(l, std::max(mc.total + mc.exchange_total, mc.host_total))));
+  l.a2a_overlap = true;
+  CHECK(estimate::context_lower_bound(l, mc) ==
+        doctest::Approx(estimate::compute_lower_bound(l, std::max(mc.total, mc.host_total))));
+  // EP 16 and 32 span 2 and 4 nodes: most of their bytes go over the NICs.
+  CHECK(compute_of(16).exchange_total > 2 * mc.exchange_total);
+  CHECK(compute_of(32).exchange_total > compute_of(16).exchange_total);
 }
