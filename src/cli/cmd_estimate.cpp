@@ -24,14 +24,15 @@ std::string summary_line(const std::string& what, const search::AgreementSummary
   return buf;
 }
 
-// The points furthest apart, one per line: "    worst  +47.5 %  GT012".
+// The points furthest apart, one per line: "    worst  +47.5 %  (estimate 1.475 s, engine 1.000 s)  GT012".
 std::string worst(std::vector<search::AgreementPoint> points, std::size_t n) {
   std::sort(points.begin(), points.end(),
             [](const auto& a, const auto& b) { return std::abs(a.gap()) > std::abs(b.gap()); });
   std::string s;
   for (std::size_t i = 0; i < std::min(n, points.size()); ++i) {
-    char gap[32];
-    std::snprintf(gap, sizeof gap, "%+6.1f %%", 100 * points[i].gap());
+    char gap[96];
+    std::snprintf(gap, sizeof gap, "%+6.1f %%  (estimate %.3f s, engine %.3f s)", 100 * points[i].gap(),
+                  points[i].estimate_s, points[i].engine_s);
     s += "    worst " + std::string(gap) + "  " + points[i].id + "\n";
   }
   return s;
@@ -45,6 +46,7 @@ struct Args {
   int samples = 500;
   std::uint64_t seed = 1;
   int jobs = 0;
+  int worst = 5;
 };
 
 void print_agreement(Context& ctx, const Args& args) {
@@ -78,7 +80,7 @@ void print_agreement(Context& ctx, const Args& args) {
   ctx.out << summary_line(std::to_string(args.samples) + " random layouts, " + c.model.name + " on " +
                               std::to_string(c.layout.gpus) + " " + c.system.name,
                           search::summarize(points))
-          << worst(points, 5);
+          << worst(points, static_cast<std::size_t>(args.worst));
 }
 
 }  // namespace
@@ -96,6 +98,9 @@ void add_estimate_command(CLI::App& app, Context& ctx) {
   sub->add_option("--samples", args->samples, "With --agreement: random layouts (default 500; 0 = none)")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--seed", args->seed, "With --agreement: seed of the random layouts (default 1)");
+  sub->add_option("--worst", args->worst,
+                  "With --agreement: random layouts listed furthest from the engine (default 5)")
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--jobs", args->jobs, "With --agreement: threads (default: one per hardware thread)")
       ->check(CLI::NonNegativeNumber);
   sub->callback([&ctx, args] {

@@ -152,39 +152,75 @@ Timed UnitProbe::chunk_units(int rank, int chunk, bool merged) {
   // same.
   ProbeTable::ChunkKey key{{}, ch.has_embedding, ch.has_loss, merged};
   for (int l : fwd) std::get<0>(key).push_back(kind_of(l));
+  // One rank's DP strategy across the repeats, as the walker keeps one per rank: FSDP's gathers depend on what
+  // ran before (with PP, a forward after a backward finds its layers still gathered — reshard-after-backward is
+  // off — and its backward re-gathers what the forward resharded), so the second repeat is 1F1B's steady state.
+  std::unique_ptr<workload::DataParallelStrategy> dp;
   auto emit = [&](OpWriter& out, LayerEmitter& le, Chain& chain, int i) {
-    const auto dp = workload::make_dp_strategy(workload::dp_strategy_name_for(ctx_.in.layout), ctx_, out, 0);
-    auto pass = [&](const std::vector<int>& layer_ids, bool forward, Chain& c, int mb) {
-      std::vector<workload::LayerRun> runs;
-      for (int l : layer_ids) runs.push_back(run_of(l, mb, c));
-      for (std::size_t k = 0; k < runs.size(); ++k) {
-        dp->before_layer(runs, k, forward, c);
-        forward ? le.forward(runs[k]) : le.backward(runs[k]);
-        dp->after_layer(runs, k, forward, c);
+    if (i == 0) dp = workload::make_dp_strategy(workload::dp_strategy_name_for(ctx_.in.layout), ctx_, out, 0);
+    const int fmb = 2 * i + 1, bmb = 2 * i;
+    Chain f{chain.last}, b{chain.last};
+    auto runs = [&](const std::vector<int>& layer_ids, Chain& c, int mb) {
+      std::vector<workload::LayerRun> r;
+      for (int l : layer_ids) r.push_back(run_of(l, mb, c));
+      return r;
+    };
+    auto fr = runs(fwd, f, fmb), br = runs(bwd, b, bmb);
+    // The units' parts around their layers, with FSDP's uses of the embedding and head units, as the schedule
+    // walker emits them (start_unit, finish_unit).
+    auto forward_start = [&] {
+      if (!ch.has_embedding) return;
+      dp->use(workload::kEmbeddingUnit, f, fmb, workload::Phase::fwd);
+      le.embedding_forward(0, fmb, f);
+      dp->release(workload::kEmbeddingUnit, false, f.last, fmb);
+    };
+    auto backward_start = [&] {
+      const bool head = ch.has_loss || !ch.mtp_layers.empty();
+      if (head) dp->use(workload::kHeadUnit, b, bmb, workload::Phase::fwd);
+      le.heads_forward(0, bmb, ch, b);
+      if (head) {
+        dp->release(workload::kHeadUnit, false, b.last, bmb);
+        dp->use(workload::kHeadUnit, b, bmb, workload::Phase::bwd_dgrad);
+      }
+      le.heads_backward(0, bmb, ch, b);
+      if (head) dp->release(workload::kHeadUnit, true, b.last, bmb);
+    };
+    auto backward_finish = [&] {
+      if (!ch.has_embedding) return;
+      dp->use(workload::kEmbeddingUnit, b, bmb, workload::Phase::bwd_wgrad);
+      le.embedding_wgrad(0, bmb, b);
+      dp->release(workload::kEmbeddingUnit, true, b.last, bmb);
+    };
+    auto pass = [&](std::vector<workload::LayerRun>& r, bool forward) {
+      for (std::size_t k = 0; k < r.size(); ++k) {
+        dp->before_layer(r, k, forward, forward ? f : b);
+        forward ? le.forward(r[k]) : le.backward(r[k]);
+        dp->after_layer(r, k, forward, forward ? f : b);
       }
     };
-    Chain f{chain.last}, b{chain.last};
-    if (ch.has_embedding) le.embedding_forward(0, 2 * i + 1, f);
-    le.heads_forward(0, 2 * i, ch, b);
-    le.heads_backward(0, 2 * i, ch, b);
     if (merged) {
-      // As the schedule walker merges a forward unit with the backward unit after it.
-      std::vector<workload::LayerRun> fr, br;
-      for (int l : fwd) fr.push_back(run_of(l, 2 * i + 1, f));
-      for (int l : bwd) br.push_back(run_of(l, 2 * i, b));
+      // As the schedule walker merges a forward unit with the backward unit after it (emit_pair).
+      forward_start();
+      backward_start();
       for (std::size_t k = 0; k < std::max(fr.size(), br.size()); ++k) {
+        if (k < fr.size()) dp->before_layer(fr, k, true, f);
+        if (k < br.size()) dp->before_layer(br, k, false, b);
         if (k < fr.size() && k < br.size())
           le.forward_backward_pair(fr[k], br[k]);
         else if (k < fr.size())
           le.forward(fr[k]);
         else
           le.backward(br[k]);
+        if (k < fr.size()) dp->after_layer(fr, k, true, f);
+        if (k < br.size()) dp->after_layer(br, k, false, b);
       }
     } else {
-      pass(fwd, true, f, 2 * i + 1);
-      pass(bwd, false, b, 2 * i);
+      forward_start();
+      pass(fr, true);
+      backward_start();
+      pass(br, false);
     }
-    if (ch.has_embedding) le.embedding_wgrad(0, 2 * i, b);
+    backward_finish();
     chain.last = out.join(0, -1, -1, f.last, b.last);
   };
   return table_->get(table_->chunks, key, [&] { return steady(emit); });
