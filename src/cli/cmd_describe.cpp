@@ -1,5 +1,4 @@
 // moesim describe --model M: a model's architecture, parameter counts and FLOPs per token.
-#include <cstdio>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -10,6 +9,7 @@
 #include "cli/context.hpp"
 #include "config/data_dir.hpp"
 #include "core/did_you_mean.hpp"
+#include "core/text.hpp"
 #include "model/flops.hpp"
 #include "model/model_catalog.hpp"
 #include "model/model_loader.hpp"
@@ -26,13 +26,8 @@ struct DescribeArgs {
   bool json = false;
 };
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-std::string billions(std::int64_t n) { return fixed(static_cast<double>(n) / 1e9, 2) + " B"; }
-std::string gflop(double f) { return fixed(f / 1e9, 2) + " GFLOP"; }
+std::string billions(std::int64_t n) { return fixed_decimals(static_cast<double>(n) / 1e9, 2) + " B"; }
+std::string gflop(double f) { return fixed_decimals(f / 1e9, 2) + " GFLOP"; }
 
 std::string attention_text(const model::ModelSpec& m) {
   const auto& a = m.attention;

@@ -90,29 +90,37 @@ ModelCompute model_compute(const model::ModelSpec& m, const layout::Layout& l, c
   // are numbered etp fastest, then ep: a group spans etp x ep consecutive ranks), so one stage stands in for any.
   layout::Layout one_stage = l;
   one_stage.pp = 1, one_stage.vpp = 1, one_stage.pp_layout.clear();
-  const auto& up = system.scale_up;
-  const layout::ScaleUpDomain domain{up.domain_size,
-                                     up.gpus_used_per_domain > 0 ? up.gpus_used_per_domain : up.domain_size};
   const comm::GroupShape ep = workload::group_shape(
-      l.ep, layout::placement(layout::RankMap(one_stage), layout::Dim::ep, domain).max_domains_per_group);
+      l.ep, layout::placement(layout::RankMap(one_stage), layout::Dim::ep, workload::scale_up_domain(system))
+                .max_domains_per_group);
+  // One cost per distinct (MoE, attention window) among the layers, and the MTP layer's (full attention).
+  std::map<std::pair<bool, std::int64_t>, workload::LayerCosts> costs;
+  for (std::int64_t i = 0; i < m.num_layers; ++i) {
+    const auto key = std::make_pair(m.is_moe_layer(static_cast<int>(i)), m.window_of_layer(i));
+    if (!costs.count(key)) costs[key] = workload::layer_costs(m, key.first, l, ctx, ep, key.second);
+  }
+  const auto mtp_key = std::make_pair(m.mtp_layer_is_moe(), std::int64_t{0});
+  if (l.mtp > 0 && !costs.count(mtp_key)) costs[mtp_key] = workload::layer_costs(m, mtp_key.first, l, ctx, ep, 0);
   ExchangeWait exchange{
       {},
       system.gpu.nvlink_Bps_per_direction * params.scale_up_efficiency_scale,
       system.scale_out.nic.Bps_per_direction * system.scale_out.nics_per_gpu * params.scale_out_efficiency_scale};
-  if (m.is_moe() && l.ep > 1) {
-    const auto moe = workload::layer_costs(m, true, l, ctx, ep, 0);
-    exchange.demands = workload::ep_demands(workload::comm_cost_model(system), l.dispatcher, moe.ep_problem);
-  }
+  // Every MoE layer exchanges the same tokens: any MoE layer's problem serves.
+  for (const auto& [key, cost] : costs)
+    if (key.first && l.ep > 1) {
+      exchange.demands = workload::ep_demands(workload::comm_cost_model(system), l.dispatcher, cost.ep_problem);
+      break;
+    }
   const Passes passes{host, exchange};
   ModelCompute c;
   PassCompute all;
   for (std::int64_t i = 0; i < m.num_layers; ++i) {
     const auto key = std::make_pair(m.is_moe_layer(static_cast<int>(i)), m.window_of_layer(i));
-    if (!c.layers.count(key)) c.layers[key] = passes.of(workload::layer_costs(m, key.first, l, ctx, ep, key.second));
+    if (!c.layers.count(key)) c.layers[key] = passes.of(costs.at(key));
     all += c.layers[key];
   }
   if (l.mtp > 0) {
-    c.mtp_layer = passes.of(workload::layer_costs(m, m.mtp_layer_is_moe(), l, ctx, ep, 0));
+    c.mtp_layer = passes.of(costs.at(mtp_key));
     c.mtp_layer += passes.of(workload::mtp_extra_cost(m, l, ctx));
     for (int k = 0; k < l.mtp; ++k) all += c.mtp_layer;
   }

@@ -1,19 +1,13 @@
 #include "search/search_output.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace moesim::search {
 namespace {
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 config::Json report_json(const report::StepReport& r) {
   return {{"step_time_s", r.step_time_s},
@@ -32,7 +26,7 @@ std::string top_shares(const report::StepReport& r, int n) {
   std::string s;
   for (int i = 0; i < n && i < static_cast<int>(shares.size()); ++i)
     s += (s.empty() ? "" : " ") + shares[static_cast<std::size_t>(i)].second + " " +
-         fixed(100 * shares[static_cast<std::size_t>(i)].first / r.step_time_s, 0) + "%";
+         fixed_decimals(100 * shares[static_cast<std::size_t>(i)].first / r.step_time_s, 0) + "%";
   return s;
 }
 
@@ -49,15 +43,15 @@ std::string to_table(const SearchResult& r) {
   o << "search: " << r.combinations << " combinations, " << r.screened_in << " past the arithmetic screens, "
     << r.feasible << " feasible and estimated\n";
   for (const auto& [why, n] : r.pruned) o << "  pruned " << n << ": " << why << "\n";
-  for (const auto& [stage, s] : r.stage_seconds) o << "  time " << fixed(s, 2) << " s: " << stage << "\n";
+  for (const auto& [stage, s] : r.stage_seconds) o << "  time " << fixed_decimals(s, 2) << " s: " << stage << "\n";
   o << "\n rank  step s (est / engine)  tok/s/GPU  TFLOPS/GPU  mem GiB  layout\n";
   int rank = 1;
   for (const auto& l : r.ranking) {
     const auto& best = l.simulated ? *l.simulated : l.estimate;
-    o << " " << (rank < 10 ? " " : "") << rank << "    " << fixed(l.estimate.step_time_s, 3) << " / "
-      << (l.simulated ? fixed(l.simulated->step_time_s, 3) : std::string("  -  ")) << "     "
-      << fixed(best.tokens_per_s_per_gpu, 0) << "      " << fixed(best.tflops_per_gpu, 0) << "        "
-      << fixed(l.estimate.memory_max_GiB, 1) << "   " << l.summary << "\n";
+    o << " " << (rank < 10 ? " " : "") << rank << "    " << fixed_decimals(l.estimate.step_time_s, 3) << " / "
+      << (l.simulated ? fixed_decimals(l.simulated->step_time_s, 3) : std::string("  -  ")) << "     "
+      << fixed_decimals(best.tokens_per_s_per_gpu, 0) << "      " << fixed_decimals(best.tflops_per_gpu, 0)
+      << "        " << fixed_decimals(l.estimate.memory_max_GiB, 1) << "   " << l.summary << "\n";
     o << "        breakdown: " << top_shares(best, 4) << "\n";
     o << "        megatron: " << l.args << "\n";
     ++rank;
@@ -85,10 +79,11 @@ std::string to_csv(const SearchResult& r) {
   int rank = 1;
   for (const auto& l : r.ranking) {
     const auto& best = l.simulated ? *l.simulated : l.estimate;
-    o << rank++ << "," << l.index << "," << fixed(l.estimate.step_time_s, 6) << ","
-      << (l.simulated ? fixed(l.simulated->step_time_s, 6) : "") << "," << fixed(best.tokens_per_s_per_gpu, 1) << ","
-      << fixed(best.tflops_per_gpu, 1) << "," << fixed(l.estimate.memory_max_GiB, 2) << "," << csv_quote(l.summary)
-      << "," << csv_quote(l.args) << "\n";
+    o << rank++ << "," << l.index << "," << fixed_decimals(l.estimate.step_time_s, 6) << ","
+      << (l.simulated ? fixed_decimals(l.simulated->step_time_s, 6) : "") << ","
+      << fixed_decimals(best.tokens_per_s_per_gpu, 1) << "," << fixed_decimals(best.tflops_per_gpu, 1) << ","
+      << fixed_decimals(l.estimate.memory_max_GiB, 2) << "," << csv_quote(l.summary) << "," << csv_quote(l.args)
+      << "\n";
   }
   return o.str();
 }

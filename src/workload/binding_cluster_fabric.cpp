@@ -19,24 +19,18 @@
 // (in a symmetric collective each NIC receives what it sends; a hot EP rank's extra receives are the routing
 // model's pace).
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <numeric>
 #include <tuple>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "topology/cluster.hpp"
 #include "workload/fabric_traffic.hpp"
 #include "workload/network_binding.hpp"
 
 namespace moesim::workload {
 namespace {
-
-std::string format_fixed(double x, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, x);
-  return buf;
-}
 
 class ClusterFabric final : public NetworkBinding {
  public:
@@ -81,18 +75,18 @@ class ClusterFabric final : public NetworkBinding {
     const auto& so = cluster_.system().scale_out;
     lines.push_back(setup_.spec.to_string() + "; " + std::to_string(cluster_.num_leaves()) + " leaves, " +
                     std::to_string(cluster_.uplinks_per_leaf()) + " uplinks per leaf at " +
-                    format_fixed(cluster_.uplink_port_Bps() / 1e9, 0) + " GB/s (oversubscription " +
-                    format_fixed(so.oversubscription, 2) + ")");
+                    fixed_decimals(cluster_.uplink_port_Bps() / 1e9, 0) + " GB/s (oversubscription " +
+                    fixed_decimals(so.oversubscription, 2) + ")");
     for (const auto& [key, l] : loads_) {
       if (std::get<0>(key) != 0) continue;  // stage 0 stands for the others
       std::string line = to_string(Traffic{static_cast<layout::Dim>(std::get<1>(key)),
                                            static_cast<TrafficPattern>(std::get<2>(key))}) +
-                         ": " + format_fixed(100 * l.crossing_share, 0) + " % of NIC bytes cross the spine";
+                         ": " + fixed_decimals(100 * l.crossing_share, 0) + " % of NIC bytes cross the spine";
       if (ecmp_ && !l.up.empty())
         line += "; busiest leaf: " + std::to_string(l.flows_on_busiest_leaf) + " flows hashed on " +
                 std::to_string(l.up.size()) + " cables, its busiest cable carries " +
-                format_fixed(*std::max_element(l.up.begin(), l.up.end()), 2) + " NICs' bytes (evenly spread: " +
-                format_fixed(std::accumulate(l.up.begin(), l.up.end(), 0.0) / static_cast<double>(l.up.size()), 2) +
+                fixed_decimals(*std::max_element(l.up.begin(), l.up.end()), 2) + " NICs' bytes (evenly spread: " +
+                fixed_decimals(std::accumulate(l.up.begin(), l.up.end(), 0.0) / static_cast<double>(l.up.size()), 2) +
                 ")";
       lines.push_back(line);
     }

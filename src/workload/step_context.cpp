@@ -48,6 +48,11 @@ EpDemands ep_demands(const CommCostModel& comm, layout::Dispatcher dispatcher, c
   return e;
 }
 
+layout::ScaleUpDomain scale_up_domain(const topology::SystemSpec& system) {
+  const auto& up = system.scale_up;
+  return {up.domain_size, up.gpus_used_per_domain > 0 ? up.gpus_used_per_domain : up.domain_size};
+}
+
 CommCostModel comm_cost_model(const topology::SystemSpec& system) {
   return CommCostModel(device_rates(system.gpu).arch, system.gpu.nvlink_Bps_per_direction,
                        system.scale_out.nic.Bps_per_direction * system.scale_out.nics_per_gpu,
@@ -66,8 +71,7 @@ StepContext::StepContext(const StepInputs& inputs)
       comm_model(comm_cost_model(inputs.system)) {
   const auto& l = inputs.layout;
   const auto& m = inputs.model;
-  const auto& up = inputs.system.scale_up;
-  domain = {up.domain_size, up.gpus_used_per_domain > 0 ? up.gpus_used_per_domain : up.domain_size};
+  domain = scale_up_domain(inputs.system);
   for (const auto d : layout::all_dims()) {
     const auto p = place_dim(rank_map, d, domain, placement);
     placements[d] = GroupPlacement{p.group_size, p.max_domains_per_group, d};

@@ -36,6 +36,9 @@ struct EpDemands {
 
 // The four exchanges of one MoE layer's EP problem with dispatcher `d`.
 EpDemands ep_demands(const CommCostModel& comm, layout::Dispatcher d, comm::DispatchProblem p);
+// The NVLink domain as the job uses it: its size and the GPUs placed in it (all of them unless the system says
+// fewer, as NVL72 jobs use 64 of 72).
+layout::ScaleUpDomain scale_up_domain(const topology::SystemSpec& system);
 // comm/'s cost model for `system`'s GPUs, NVLink ports and NICs (the capacities the step's links get).
 CommCostModel comm_cost_model(const topology::SystemSpec& system);
 
