@@ -1,6 +1,9 @@
 #include "layout/rank_map.hpp"
 
 #include <algorithm>
+#include <array>
+#include <map>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -125,10 +128,13 @@ int domain_of(int rank, const ScaleUpDomain& domain) { return rank / domain.used
 
 DimPlacement placement(const RankMap& map, Dim d, const ScaleUpDomain& domain) { return placement(map, d, domain, {}); }
 
-DimPlacement placement(const RankMap& map, Dim d, const ScaleUpDomain& domain, const std::vector<int>& gpu_of_rank) {
-  if (domain.used < 1 || domain.used > domain.size)
-    throw InternalError("scale-up domain uses " + std::to_string(domain.used) + " of " + std::to_string(domain.size) +
-                        " GPUs");
+std::array<int, 9> RankMap::shape() const {
+  return {world_, attn_[0], attn_[1], attn_[2], attn_[3], expert_[0], expert_[1], expert_[2], expert_[3]};
+}
+
+namespace {
+DimPlacement walk_placement(const RankMap& map, Dim d, const ScaleUpDomain& domain,
+                            const std::vector<int>& gpu_of_rank) {
   DimPlacement p;
   p.dim = d;
   p.group_size = map.group_size(d);
@@ -149,6 +155,23 @@ DimPlacement placement(const RankMap& map, Dim d, const ScaleUpDomain& domain, c
     }
   });
   return p;
+}
+}  // namespace
+
+DimPlacement placement(const RankMap& map, Dim d, const ScaleUpDomain& domain, const std::vector<int>& gpu_of_rank) {
+  if (domain.used < 1 || domain.used > domain.size)
+    throw InternalError("scale-up domain uses " + std::to_string(domain.used) + " of " + std::to_string(domain.size) +
+                        " GPUs");
+  if (!gpu_of_rank.empty()) return walk_placement(map, d, domain, gpu_of_rank);
+  // Ranks on GPUs in order: the placement depends only on the map's shape, the dimension and the domain, and a
+  // search asks for the same few thousand shapes millions of times (the walk visits every rank), so each thread
+  // keeps what it has worked out.
+  using Key = std::pair<std::array<int, 9>, std::array<int, 3>>;
+  thread_local std::map<Key, DimPlacement> known;
+  const Key key{map.shape(), {static_cast<int>(d), domain.size, domain.used}};
+  if (auto it = known.find(key); it != known.end()) return it->second;
+  if (known.size() > 65536) known.clear();  // bound the memory of a very long search
+  return known.emplace(key, walk_placement(map, d, domain, gpu_of_rank)).first->second;
 }
 
 }  // namespace moesim::layout

@@ -12,6 +12,7 @@
 // Placement: rank r runs on GPU r, filling scale-up domains (NVLink domains: 8 per HGX node, 72 per NVL72
 // rack) `used` GPUs at a time, so a rank's domain is r / used (a 256-GPU job on NVL72 racks typically uses
 // 64 of each 72; groundtruth.md §6).
+#include <array>
 #include <string_view>
 #include <vector>
 
@@ -60,6 +61,9 @@ class RankMap {
   // ranks in groups()' order, without building the groups (placement() runs once per dimension per estimate).
   template <class Visit>
   void for_each_member(Dim d, Visit&& visit) const;
+  // The sizes that fix every group (world, then each side's sizes fastest first): two maps with equal shapes have
+  // equal groups.
+  std::array<int, 9> shape() const;
 
  private:
   // The sizes of d's side (fastest first) and which of its coordinates vary within a group.
