@@ -332,6 +332,13 @@ StageAssignment assign_stages(const Layout& layout, const ModelFacts& facts) {
     }
     for (int copy = 0; copy < model_copies(schedule); ++copy) {
       const StageSlot at = slot_of(a.placement, a.pp, a.vpp, {copy, s});
+      // A V-shaped schedule with vpp other than 2 places stages on chunks a rank does not have; the layout rules
+      // refuse it (feasibility.cpp), but the search bounds candidates before it checks them.
+      if (at.chunk < 0 || at.chunk >= a.vpp || at.rank < 0 || at.rank >= a.pp)
+        throw InfeasibleError("schedule " + std::string(to_string(schedule)) + " places stage " + std::to_string(s) +
+                              " on chunk " + std::to_string(at.chunk) + " of rank " + std::to_string(at.rank) +
+                              ", but ranks have " + std::to_string(a.vpp) +
+                              " chunks (vpp=" + std::to_string(layout.vpp) + ")");
       ChunkAssignment& c = a.ranks[static_cast<std::size_t>(at.rank)][static_cast<std::size_t>(at.chunk)];
       c = stage;
       c.copy = copy;

@@ -188,6 +188,17 @@ TEST_CASE("even split accounting for embedding and loss (Qwen3-235B: 94 layers o
   CHECK(a.chunk(7, 3).has_loss);
 }
 
+TEST_CASE("a V-shaped schedule with vpp other than 2 is refused, not placed on chunks a rank lacks") {
+  // The search bounds candidates (which assigns their stages) before the layout rules refuse them: this crashed.
+  // By hand: a V puts stage s >= pp on rank 2 pp - 1 - s, so stage 4 of 6 would go to rank -1.
+  Layout l;
+  l.gpus = 8, l.pp = 2, l.vpp = 3, l.schedule = Schedule::dualpipev;
+  ModelFacts f = deepseek_v3();
+  f.num_layers = 12;
+  l.mtp = 0;
+  CHECK(infeasible(l, f) == "schedule dualpipev places stage 4 on chunk 1 of rank -1, but ranks have 3 chunks (vpp=3)");
+}
+
 TEST_CASE("assign_stages reports a bad layout string and count mismatches at once") {
   Layout l = gb300_recipe();
   l.pp_layout = "Et*4|(t*4|)*14tL";

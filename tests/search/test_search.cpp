@@ -159,6 +159,18 @@ TEST_CASE("schedules are searched only when listed; each listed one multiplies t
   CHECK(count(pins) == 3 * count(s.pins));
   pins["schedule"] = "zb-h2";
   CHECK_THROWS_AS(search::make_space(s.model, s.base.layout, pins), UsageError);
+
+  // V-shaped schedules with vpp free: the candidates with vpp != 2 fall to the layout rules (bounding them once
+  // placed their stages on chunks the ranks lack and crashed).
+  pins["schedule"] = "zbv,dualpipev";
+  pins["vpp"] = "1,2,4";
+  search::SearchOptions o;
+  o.top = 3, o.verify = 0, o.jobs = 1;
+  const auto r = search::run_search(s.base, search::make_space(s.model, s.base.layout, pins), o);
+  CHECK(!r.ranking.empty());
+  for (const char* schedule : {"zbv", "dualpipev"})
+    CHECK(r.pruned.count("layout rule: schedule " + std::string(schedule) +
+                         " needs vpp=N (two chunks per rank in a V), got vpp=N") == 1);
 }
 
 TEST_CASE("Megatron arguments name a schedule Megatron-LM does not have after a comment sign") {
