@@ -19,18 +19,10 @@ struct State {
   std::vector<double> load, mem;         // unfinished ranks' work and memory so far
   int prev_items = 0;                    // items placed before this stage
   int prev_index = -1;                   // the predecessor in the previous stage's bucket prev_items
-  double worst() const { return std::max(fin_time, load.empty() ? 0.0 : *std::max_element(load.begin(), load.end())); }
-  double sumsq() const {
-    double s = 0;
-    for (double x : load) s += x * x;
-    return s;
-  }
-  double worst_mem() const { return std::max(fin_mem, mem.empty() ? 0.0 : *std::max_element(mem.begin(), mem.end())); }
+  // Better's sort keys, worked out once per state (sorting a bucket compares each state many times, and each
+  // key walks the ranks): the objective so far, the spread, the slowest and the fullest rank.
+  double key_objective = 0, key_sumsq = 0, key_worst = 0, key_worst_mem = 0;
 };
-
-double objective_of(const DpProblem& p, const State& s) {
-  return p.rank_weight * s.worst() + p.round_weight * (s.rounds_sum + s.round_max) + p.stage_weight * s.stage_max;
-}
 
 // Whether `a` is no worse than `b` in every term the future adds to (states of the same signature).
 bool covers(const State& a, const State& b) {
@@ -38,16 +30,35 @@ bool covers(const State& a, const State& b) {
          a.round_max <= b.round_max;
 }
 
+// Fills the keys Better compares for state `s` whose rank vectors are `load` and `mem` with rank r's entries
+// replaced by load_r and mem_r (the same sums and maxima, in the same order, as State's own).
+void keyed(const DpProblem& p, State& s, const std::vector<double>& load, const std::vector<double>& mem, std::size_t r,
+           double load_r, double mem_r) {
+  double sumsq = 0, worst_load = 0, worst_mem = 0;
+  for (std::size_t x = 0; x < load.size(); ++x) {
+    const double l = x == r ? load_r : load[x];
+    sumsq += l * l;
+    worst_load = x == 0 ? l : std::max(worst_load, l);
+  }
+  for (std::size_t x = 0; x < mem.size(); ++x) {
+    const double m = x == r ? mem_r : mem[x];
+    worst_mem = x == 0 ? m : std::max(worst_mem, m);
+  }
+  s.key_worst = std::max(s.fin_time, load.empty() ? 0.0 : worst_load);
+  s.key_objective =
+      p.rank_weight * s.key_worst + p.round_weight * (s.rounds_sum + s.round_max) + p.stage_weight * s.stage_max;
+  s.key_sumsq = sumsq;
+  s.key_worst_mem = std::max(s.fin_mem, mem.empty() ? 0.0 : worst_mem);
+}
+
 // The order states are kept in: the objective so far, then the most even spread of the unfinished ranks' work,
 // then the slowest rank, then the fullest rank.
 struct Better {
-  const DpProblem& p;
   bool operator()(const State& a, const State& b) const {
-    const double oa = objective_of(p, a), ob = objective_of(p, b);
-    if (oa != ob) return oa < ob;
-    if (a.sumsq() != b.sumsq()) return a.sumsq() < b.sumsq();
-    if (a.worst() != b.worst()) return a.worst() < b.worst();
-    return a.worst_mem() < b.worst_mem();
+    if (a.key_objective != b.key_objective) return a.key_objective < b.key_objective;
+    if (a.key_sumsq != b.key_sumsq) return a.key_sumsq < b.key_sumsq;
+    if (a.key_worst != b.key_worst) return a.key_worst < b.key_worst;
+    return a.key_worst_mem < b.key_worst_mem;
   }
 };
 
@@ -117,6 +128,14 @@ DpResult solve_stage_partition(const DpProblem& p) {
     const auto& prev = s == 0 ? initial : buckets[us - 1];
     auto& next = buckets[us];
     next.assign(static_cast<std::size_t>(n) + 1, {});
+    // A move: a state of the previous stage extended by stage s, kept as its scalars and sort keys with rank r's
+    // new work and memory; only the moves a bucket keeps are copied into states (most are dropped, and copying
+    // a state's rank vectors was most of the DP's time).
+    struct Move {
+      State head;  // scalars and keys; load and mem stay empty
+      double load_r = 0, mem_r = 0;
+    };
+    std::vector<std::vector<Move>> moves(static_cast<std::size_t>(n) + 1);
     for (int i = 0; i <= n; ++i) {
       const auto& from = prev[static_cast<std::size_t>(i)];
       for (int k = 0; k < static_cast<int>(from.size()); ++k) {
@@ -126,11 +145,15 @@ DpResult solve_stage_partition(const DpProblem& p) {
         for (int j = j_lo; j <= j_hi; ++j) {
           const auto ui = static_cast<std::size_t>(i), uj = static_cast<std::size_t>(j);
           if (bad[us][uj] != bad[us][ui]) break;  // a later item cannot go here either (ranges only grow)
-          State ns = st;
+          const double added_mem = m_pre[r][uj] - m_pre[r][ui];
+          if (p.mem_cap > 0 && st.mem[r] + added_mem > p.mem_cap) break;  // memory only grows with more items
+          Move mv;
+          State& ns = mv.head;
+          ns.fin_time = st.fin_time, ns.fin_mem = st.fin_mem, ns.stage_max = st.stage_max;
+          ns.rounds_sum = st.rounds_sum, ns.round_max = st.round_max;
           const double t = t_pre[uj] - t_pre[ui];
-          ns.load[r] += t;
-          ns.mem[r] += m_pre[r][uj] - m_pre[r][ui];
-          if (p.mem_cap > 0 && ns.mem[r] > p.mem_cap) break;  // memory only grows with more items
+          mv.load_r = st.load[r] + t;
+          mv.mem_r = st.mem[r] + added_mem;
           ns.stage_max = std::max(ns.stage_max, t);
           if (r == 0) {
             ns.rounds_sum += ns.round_max;
@@ -138,35 +161,42 @@ DpResult solve_stage_partition(const DpProblem& p) {
           }
           ns.round_max = std::max(ns.round_max, t);
           if (last_chunk) {
-            ns.fin_time = std::max(ns.fin_time, ns.load[r]);
-            ns.fin_mem = std::max(ns.fin_mem, ns.mem[r]);
-            ns.load[r] = 0;
-            ns.mem[r] = 0;
+            ns.fin_time = std::max(ns.fin_time, mv.load_r);
+            ns.fin_mem = std::max(ns.fin_mem, mv.mem_r);
+            mv.load_r = 0;
+            mv.mem_r = 0;
           }
           ns.prev_items = i;
           ns.prev_index = k;
-          next[uj].push_back(std::move(ns));
+          keyed(p, ns, st.load, st.mem, r, mv.load_r, mv.mem_r);
+          moves[uj].push_back(std::move(mv));
         }
       }
     }
     // Per signature (same futures), keep the states no other of it covers (covers()); then the bucket's `beam`
     // best.
-    for (auto& bucket : next) {
-      if (bucket.size() <= 1) continue;
-      std::sort(bucket.begin(), bucket.end(), Better{p});
-      std::vector<State> kept;
+    for (std::size_t j = 0; j < moves.size(); ++j) {
+      auto& bucket = moves[j];
+      if (bucket.empty()) continue;
+      std::sort(bucket.begin(), bucket.end(), [](const Move& a, const Move& b) { return Better{}(a.head, b.head); });
+      auto& kept = next[j];
       std::map<std::vector<long long>, std::vector<std::size_t>> seen;  // signature -> indices in kept
-      for (auto& st : bucket) {
-        auto& same = seen[signature(p, st)];
-        if (std::any_of(same.begin(), same.end(), [&](std::size_t o) { return covers(kept[o], st); })) continue;
-        if (kept.size() >= std::max<std::size_t>(1, p.beam)) {
-          res.exact = false;
-          break;
+      for (auto& mv : bucket) {
+        State ns = std::move(mv.head);
+        const State& from = prev[static_cast<std::size_t>(ns.prev_items)][static_cast<std::size_t>(ns.prev_index)];
+        ns.load = from.load, ns.mem = from.mem;
+        ns.load[r] = mv.load_r, ns.mem[r] = mv.mem_r;
+        if (bucket.size() > 1) {
+          auto& same = seen[signature(p, ns)];
+          if (std::any_of(same.begin(), same.end(), [&](std::size_t o) { return covers(kept[o], ns); })) continue;
+          if (kept.size() >= std::max<std::size_t>(1, p.beam)) {
+            res.exact = false;
+            break;
+          }
+          same.push_back(kept.size());
         }
-        same.push_back(kept.size());
-        kept.push_back(std::move(st));
+        kept.push_back(std::move(ns));
       }
-      bucket = std::move(kept);
     }
   }
 
@@ -178,8 +208,7 @@ DpResult solve_stage_partition(const DpProblem& p) {
   // Walk back from the best final state to the stage boundaries.
   res.stage_end.assign(static_cast<std::size_t>(stages), n);
   int j = n;
-  int k =
-      static_cast<int>(std::min_element(final_bucket.begin(), final_bucket.end(), Better{p}) - final_bucket.begin());
+  int k = static_cast<int>(std::min_element(final_bucket.begin(), final_bucket.end(), Better{}) - final_bucket.begin());
   for (int s = stages - 1; s >= 0; --s) {
     const State& st = buckets[static_cast<std::size_t>(s)][static_cast<std::size_t>(j)][static_cast<std::size_t>(k)];
     res.stage_end[static_cast<std::size_t>(s)] = j;
