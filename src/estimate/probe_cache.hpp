@@ -45,6 +45,9 @@ class ProbeTable {
   using HeadsKey = std::tuple<bool, int, int>;
   // Single probes by name ("embedding_forward", "embedding_wgrad").
   using NamedKey = std::string;
+  // A rank's step tail (UnitProbe::tail): pp, vpp, the chunks reduced, the rank's dense and expert parameters, and
+  // whether it holds the input embedding, the loss, and whether those are on different ranks.
+  using TailKey = std::tuple<int, int, int, double, double, bool, bool, bool>;
 
   template <class Key, class Compute>
   Timed get(std::map<Key, Timed>& table, const Key& key, Compute&& compute) {
@@ -61,6 +64,7 @@ class ProbeTable {
   std::map<ChunkKey, Timed> chunks;
   std::map<HeadsKey, Timed> heads;
   std::map<NamedKey, Timed> named;
+  std::map<TailKey, Timed> tails;
 
  private:
   std::mutex mutex_;
@@ -68,6 +72,12 @@ class ProbeTable {
 
 class ProbeCache {
  public:
+  // Runs of same-kind layers in a chunk longer than this are played at this length and one more, the rest
+  // extrapolated (UnitProbe::chunk_units); 0 plays every chunk whole. One cache, one setting: the keys omit it.
+  static constexpr std::size_t kDefaultRunCap = 5;
+  explicit ProbeCache(std::size_t run_cap = kDefaultRunCap) : run_cap_(run_cap) {}
+  std::size_t run_cap() const { return run_cap_; }
+
   // The table of `ctx`'s layer-shaping context, created empty on first use.
   std::shared_ptr<ProbeTable> table_for(const workload::StepContext& ctx);
   std::size_t contexts() const;
@@ -84,6 +94,7 @@ class ProbeCache {
   };
 
  private:
+  std::size_t run_cap_;
   mutable std::mutex mutex_;
   std::unordered_map<Key, std::shared_ptr<ProbeTable>, KeyHash> tables_;
 };

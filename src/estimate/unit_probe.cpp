@@ -32,7 +32,9 @@ ChunkLayerOrder chunk_layer_order(const layout::ChunkAssignment& chunk, int num_
 }
 
 UnitProbe::UnitProbe(const workload::StepContext& ctx, ProbeCache* cache)
-    : ctx_(ctx), table_(cache ? cache->table_for(ctx) : std::make_shared<ProbeTable>()) {
+    : ctx_(ctx),
+      table_(cache ? cache->table_for(ctx) : std::make_shared<ProbeTable>()),
+      run_cap_(cache ? cache->run_cap() : ProbeCache::kDefaultRunCap) {
   const int pp = ctx.in.stages.pp;
   std::vector<std::string> names;
   for (int r = 0; r < pp; ++r) {
@@ -152,10 +154,46 @@ Timed UnitProbe::chunk_units(int rank, int chunk, bool merged) {
   const auto& ch = ctx_.in.stages.chunk(rank, chunk);
   // An empty virtual stage (a stage layout may leave one without layers) runs nothing.
   if (ch.layers.empty() && ch.mtp_layers.empty() && !ch.has_embedding && !ch.has_loss) return {};
-  const int layers = static_cast<int>(ctx_.in.model.num_layers);
-  const auto order = chunk_layer_order(ch, layers);
-  const auto& fwd = order.forward;
-  const auto& bwd = order.backward;
+  const auto forward = chunk_layer_order(ch, static_cast<int>(ctx_.in.model.num_layers)).forward;
+  // FSDP is not in a steady state within a chunk: its per-layer gathers prefetch ahead and queue behind the
+  // layers before them, so a longer run can add more than its last layer did (up to 2x off on PP1 layouts).
+  if (ctx_.in.layout.fsdp) return chunk_probe(ch, forward, merged);
+  // The chunk's runs of layers of one kind, in forward order. A run longer than the cap is played at the cap and
+  // one layer more, and the extra layers cost what the last one added: past the first few layers of a run
+  // the host and the GPU are in their steady state, so each further layer adds the same (the layer probes'
+  // premise too). So chunks whose runs differ only in length share their probes, and a search's pp and vpp
+  // splits play a handful of chunk shapes instead of one per split.
+  // Cap 5 gives the whole-chunk probe's step on every DeepSeek-V3 layout tried but a few host-bound ones (up to
+  // 2.2 % low, TP4 ETP4 all-to-all without CUDA graphs, where the host's lag still grows past 5 layers);
+  // tests/estimate/test_probe_cache.cpp checks it against whole chunks.
+  const std::size_t cap = run_cap_ > 0 ? run_cap_ : forward.size();
+  std::vector<std::pair<std::size_t, std::size_t>> runs;  // (first, length)
+  for (std::size_t i = 0; i < forward.size(); ++i) {
+    if (i > 0 && kind_of(forward[i]) == kind_of(forward[i - 1]))
+      ++runs.back().second;
+    else
+      runs.emplace_back(i, 1);
+  }
+  auto capped = [&](std::size_t longer) {  // every run at most `cap` layers, run `longer` one more
+    std::vector<int> ids;
+    for (std::size_t j = 0; j < runs.size(); ++j) {
+      const auto n = std::min(runs[j].second, cap + (j == longer ? 1 : 0));
+      ids.insert(ids.end(), forward.begin() + static_cast<std::ptrdiff_t>(runs[j].first),
+                 forward.begin() + static_cast<std::ptrdiff_t>(runs[j].first + n));
+    }
+    return ids;
+  };
+  const Timed base = chunk_probe(ch, capped(runs.size()), merged);
+  Timed t = base;
+  for (std::size_t j = 0; j < runs.size(); ++j)
+    if (runs[j].second > cap)
+      t += (chunk_probe(ch, capped(j), merged) - base).scaled(static_cast<double>(runs[j].second - cap));
+  return t;
+}
+
+// One forward and one backward of `fwd` (layer ids in forward order) with chunk `ch`'s embedding and heads.
+Timed UnitProbe::chunk_probe(const layout::ChunkAssignment& ch, const std::vector<int>& fwd, bool merged) {
+  const std::vector<int> bwd(fwd.rbegin(), fwd.rend());
   // Chunks of the same layer kinds (MTP layers marked: they bring their heads), embedding and loss cost the
   // same.
   ProbeTable::ChunkKey key{{}, ch.has_embedding, ch.has_loss, merged};
@@ -255,7 +293,30 @@ Timed UnitProbe::chunk_param_gather(int rank) {
       1);
 }
 
+// What the tail plays depends on the rank only through its parameters and whether it exchanges the embedding's
+// gradient (workload/optimizer_step.cpp, the DP strategies' reduce_gradients), so the middle ranks of a deep
+// pipeline, and the splits of one context that give a rank the same layers, share one probe.
 Timed UnitProbe::tail(int rank, int chunks) {
+  const auto& stages = ctx_.in.stages;
+  int embedding_rank = 0, loss_rank = stages.pp - 1;
+  for (int r = 0; r < stages.pp; ++r)
+    for (const auto& c : stages.ranks[static_cast<std::size_t>(r)]) {
+      if (c.copy == 0 && c.has_embedding) embedding_rank = r;
+      if (c.copy == 0 && c.has_loss) loss_rank = r;
+    }
+  const auto& params = ctx_.memory_estimate.ranks.at(static_cast<std::size_t>(rank));
+  const ProbeTable::TailKey key{stages.pp,
+                                stages.vpp,
+                                chunks,
+                                params.dense_params,
+                                params.expert_params,
+                                rank == embedding_rank,
+                                rank == loss_rank,
+                                embedding_rank != loss_rank};
+  return table_->get(table_->tails, key, [&] { return tail_probe(rank, chunks); });
+}
+
+Timed UnitProbe::tail_probe(int rank, int chunks) const {
   opgraph::OpGraph g;
   for (const auto& r : ranks_) g.add_rank(r);
   OpWriter out(g, ctx_.host, *binding_, ctx_.in.params);

@@ -83,7 +83,10 @@ class UnitProbe {
   opgraph::NetworkModel network_;
   std::vector<opgraph::RankInfo> ranks_;
   std::shared_ptr<ProbeTable> table_;
+  std::size_t run_cap_;
   Timed chunk_units(int rank, int chunk, bool merged);
+  Timed tail_probe(int rank, int chunks) const;
+  Timed chunk_probe(const layout::ChunkAssignment& ch, const std::vector<int>& forward, bool merged);
   LayerKind kind_of(int layer) const;
 };
 

@@ -8,34 +8,12 @@
 
 #include <doctest/doctest.h>
 
-#include "config/document.hpp"
+#include "deepseek_case.hpp"
 #include "estimate/estimate_step.hpp"
-#include "layout/default_case.hpp"
-#include "layout/layout_loader.hpp"
-#include "model/model_catalog.hpp"
-#include "predict/default_pipeline_layout.hpp"
-#include "predict/predict_step.hpp"
-#include "topology/system_catalog.hpp"
 
 using namespace moesim;
 
 namespace {
-
-// The built-in case (DeepSeek-V3, Megatron-Bridge's GB300 recipe) on 1,024 GPUs with `fields` set, the stage
-// layout balanced as the agreement check draws it.
-predict::Case deepseek_case(const config::Json& fields) {
-  auto json = layout::default_case_json();
-  json.erase("pp_layout");
-  json["gpus"] = 1024;
-  json.update(fields);
-  Diagnostics diags;
-  const auto spec = layout::read_case(json, "<test>", diags);
-  diags.throw_if_any();
-  predict::Case c{model::ModelCatalog(MOESIM_SOURCE_DIR).load(spec.model),
-                  topology::SystemCatalog::load(MOESIM_SOURCE_DIR).resolve(spec.system), spec.layout};
-  c.layout.pp_layout = predict::default_pipeline_layout(c.model, c.layout);
-  return c;
-}
 
 double gap(const predict::Case& c) {
   predict::PredictOptions o;
@@ -77,7 +55,7 @@ TEST_CASE("FSDP with PP: the estimate charges one gather per forward/backward pa
        {"grouped_gemm", "fused-mlp"}},
   };
   for (const auto& fields : layouts) {
-    const double g = gap(deepseek_case(fields));
+    const double g = gap(test::deepseek_case(fields));
     INFO(fields.dump() << ": estimate / engine - 1 = " << g);
     CHECK(std::abs(g) < 0.03);
   }

@@ -3,7 +3,8 @@
 # space, on one core (taskset, --jobs 1), RUNS times. Prints the median wall seconds, the ratio of the median to a
 # baseline measured in the same invocation (`moesim describe`, process start + catalog load), the candidates
 # decided per second per core (past the arithmetic screens, each either estimated or set aside by its lower bound,
-# search_run.hpp) and the layouts estimated per second per core. With --full it also times the unpinned search
+# search_run.hpp), the layouts estimated per second per core, and the estimates per second per core of an exhaustive
+# search (no bound) over the space's tp1 cp1 part. With --full it also times the unpinned search
 # (every dimension, --verify 3) once, on one core.
 #
 #   tools/bench/search.sh [--runs N] [--core C] [--full] [BIN]      (BIN default: build/moesim)
@@ -35,12 +36,23 @@ done
 counts=$(taskset -c "$core" "$bin" search "${space[@]}" --jobs 1 --verify 0 --top 5 --json | \
   python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["screened_in"], d["feasible"])')
 read -r decided estimated <<<"$counts"
+# Every candidate estimated (no bound) on the tp1 cp1 part of the space: what one estimate costs when the probe
+# cache serves a search's candidates.
+exh=()
+for ((i = 0; i < runs; ++i)); do
+  exh+=("$(time_of taskset -c "$core" "$bin" search "${space[@]}" --tp 1 --cp 1 --exhaustive --jobs 1 --verify 0 --top 5)")
+done
+exh_count=$(taskset -c "$core" "$bin" search "${space[@]}" --tp 1 --cp 1 --exhaustive --jobs 1 --verify 0 --top 5 \
+  --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["feasible"])')
 b=$(printf '%s\n' "${base[@]}" | median) w=$(printf '%s\n' "${walls[@]}" | median)
 echo "search (DeepSeek-V3, 1,024 GB300, ${space[*]}, --top 5), one core, $runs runs"
 printf '  baseline (describe)   median %.3f s\n' "$b"
 printf '  search                median %.3f s  (%.1fx baseline)\n' "$w" "$(echo "$w / $b" | bc -l)"
 printf '  candidates decided    %d  ->  %.0f per second per core\n' "$decided" "$(echo "$decided / $w" | bc -l)"
 printf '  layouts estimated     %d  ->  %.0f per second per core\n' "$estimated" "$(echo "$estimated / $w" | bc -l)"
+e=$(printf '%s\n' "${exh[@]}" | median)
+printf '  every layout estimated (--tp 1 --cp 1 --exhaustive)  %d in median %.3f s  ->  %.0f per second per core\n' \
+  "$exh_count" "$e" "$(echo "$exh_count / $e" | bc -l)"
 if ((full)); then
   out=$(mktemp)
   t=$(time_of sh -c "taskset -c $core $bin search --gpus 1024 --jobs 1 --verify 3 --top 10 --json > $out")
