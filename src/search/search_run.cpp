@@ -180,7 +180,8 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
   // busy. A fixed sequence, so that the blocks do not depend on the threads.
   std::size_t block_size = 16;
   const std::size_t top = static_cast<std::size_t>(std::max(1, options.top));
-  std::uint64_t done = 0;
+  std::uint64_t done = 0;     // estimated or refused by the rules and the memory model
+  std::uint64_t bounded = 0;  // candidates skipped by their own or their context's bound
   auto flush = [&] {
     const auto outcomes = parallel_map<Outcome>(block.size(), options.jobs, [&](std::size_t i) {
       return evaluate(base, block[i].first, block[i].second, o, cache);
@@ -197,7 +198,9 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
     done += block.size();
     block.clear();
     block_size = std::min<std::size_t>(512, 2 * block_size);
-    if (options.progress) options.progress(done, result.screened_in);
+    // Skipped candidates are decided too: without them the bar's rate and ETA were those of estimating every
+    // candidate.
+    if (options.progress) options.progress(done + bounded, result.screened_in);
   };
   const auto threshold = [&] {
     return options.exhaustive || result.ranking.size() < top ? std::numeric_limits<double>::infinity()
@@ -205,7 +208,6 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
   };
   const auto facts = memory::model_facts(base.model);
   std::size_t next = 0;
-  std::uint64_t bounded = 0;  // candidates skipped by their own or their context's bound
   SkipCounts counted;         // the screens' counts were taken above
   for (; next < contexts.size(); ++next) {
     const Context& c = contexts[next];
