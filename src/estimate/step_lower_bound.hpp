@@ -19,20 +19,22 @@
 //   step >= sum_{r<q} F(r, 0) + m C(q) - W(q, 0) + sum_{r<q} D(r, 0), with F a chunk's forward compute, D its
 //   backward before the weight gradients (recompute included), W its weight gradients (which may run after the
 //   gradient has left) and C(q) the rank's F + D + W over its chunks.
-// - Without A2A overlap the compute stream also waits for communication (workload/layer_emitter.cpp; a GPU stream
-//   runs its ops in issue order, engine/README.md): wherever the emitter issues two compute ops of a layer one after
-//   the other and the later one depends on the earlier one through communication only, the stream idles for that
-//   communication less the compute issued between them. A MoE layer waits for the forward combine and the backward
-//   of the combine in full, the forward dispatch less the shared expert that runs beside it, the backward of the
-//   dispatch less the weight gradients and shared-expert work beside it, and a recompute's rerun exchanges in full;
-//   any layer for its serial sequence-parallel TP collectives (without tp_comm_overlap; with it, the first of tp
-//   chunks of each, the rest hiding behind the GEMMs), its expert-TP gathers and scatters, the shared expert's SP
-//   collectives where they outlast the dispatch, and a recompute's CP exchange. Collectives that may start before
-//   the layer's first compute op (whose first dependency is a receive or the previous layer) or that only a
-//   deferred weight gradient waits for are left out: compute of another unit may run beside them. Each collective
-//   lasts at least its latency plus its bytes over its link's capacity (SM sharing and contention only add), so
-//   these waits are added to the compute (`wait`). With A2A overlap the combined 1F1B, and DualPipe's F&B pairs,
-//   hide them behind another micro-batch's compute, and none is counted.
+// - The compute stream also waits for communication (workload/layer_emitter.cpp; a GPU stream runs its ops in
+//   issue order, engine/README.md): wherever the emitter issues two compute ops of a layer one after the other and
+//   the later one depends on the earlier one through communication only, the stream idles for that communication
+//   less the compute issued between them. A MoE layer waits for the forward combine and the backward of the
+//   combine in full, the forward dispatch less the shared expert that runs beside it, the backward of the dispatch
+//   less the weight gradients and shared-expert work beside it, and a recompute's rerun exchanges in full; any layer
+//   for its serial sequence-parallel TP collectives (without tp_comm_overlap; with it, the first of tp chunks of
+//   each, the rest hiding behind the GEMMs), the shared expert's SP collectives where they outlast the dispatch, and
+//   a recompute's CP exchange. Collectives that may start before the layer's first compute op (whose first
+//   dependency is a receive or the previous layer) or that only a deferred weight gradient waits for are left out:
+//   compute of another unit may run beside them; so are the expert-TP gathers and scatters (step_lower_bound.cpp
+//   says why). Each collective lasts at least its latency plus its bytes over its link's capacity (SM sharing and
+//   contention only add), so these waits are added to the compute (`wait`). A2A overlap's combined 1F1B and
+//   DualPipe's F&B pairs merge a forward with another micro-batch's backward layer by layer, which hides most of
+//   them; only the gaps that stay adjacent there count (the attention's SP collectives, the forward combine, a
+//   recompute's traffic).
 // - The host thread is serial too: it spends each GPU op's launch cost before the op is issued (engine/README.md
 //   "Host"), so the same counts hold for the host time of issuing the compute kernels (none under a
 //   full-iteration graph; with per-module graphs the lesser of eager issue and a graph launch per block). Each
