@@ -19,16 +19,27 @@
 //   step >= sum_{r<q} F(r, 0) + m C(q) - W(q, 0) + sum_{r<q} D(r, 0), with F a chunk's forward compute, D its
 //   backward before the weight gradients (recompute included), W its weight gradients (which may run after the
 //   gradient has left) and C(q) the rank's F + D + W over its chunks.
-// - Without A2A overlap a MoE layer's compute stream also waits for its EP exchanges (workload/layer_emitter.cpp):
-//   the forward combine and the backward of the combine in full, the forward dispatch less the shared expert that
-//   runs beside it, the backward of the dispatch less the weight gradients and shared-expert work beside it, and a
-//   recompute's rerun exchanges in full. Each lasts at least its bytes over its link's capacity (latency, SM
-//   sharing and contention only add), so that wait is added to the compute (`exchange`). With A2A overlap the
-//   combined 1F1B hides exchanges behind another micro-batch's compute, and none is counted.
+// - The compute stream also waits for communication (workload/layer_emitter.cpp; a GPU stream runs its ops in
+//   issue order, engine/README.md): wherever the emitter issues two compute ops of a layer one after the other and
+//   the later one depends on the earlier one through communication only, the stream idles for that communication
+//   less the compute issued between them. A MoE layer waits for the forward combine and the backward of the
+//   combine in full, the forward dispatch less the shared expert that runs beside it, the backward of the dispatch
+//   less the weight gradients and shared-expert work beside it, and a recompute's rerun exchanges in full; any layer
+//   for its serial sequence-parallel TP collectives (without tp_comm_overlap; with it, the first of tp chunks of
+//   each, the rest hiding behind the GEMMs), the shared expert's SP collectives where they outlast the dispatch, and
+//   a recompute's CP exchange. Collectives that may start before the layer's first compute op (whose first
+//   dependency is a receive or the previous layer) or that only a deferred weight gradient waits for are left out:
+//   compute of another unit may run beside them; so are the expert-TP gathers and scatters (step_lower_bound.cpp
+//   says why). Each collective lasts at least its latency plus its bytes over its link's capacity (SM sharing and
+//   contention only add), so these waits are added to the compute (`wait`). A2A overlap's combined 1F1B and
+//   DualPipe's F&B pairs merge a forward with another micro-batch's backward layer by layer, which hides most of
+//   them; only the gaps that stay adjacent there count (the attention's SP collectives, the forward combine, a
+//   recompute's traffic).
 // - The host thread is serial too: it spends each GPU op's launch cost before the op is issued (engine/README.md
 //   "Host"), so the same counts hold for the host time of issuing the compute kernels (none under a
 //   full-iteration graph; with per-module graphs the lesser of eager issue and a graph launch per block). Each
 //   bound is the larger of the two.
+#include <array>
 #include <map>
 #include <utility>
 
@@ -47,10 +58,11 @@ struct PassCompute {
   double backward = 0;  // input gradients, with the recompute that precedes them
   double wgrad = 0;     // weight gradients
   double host = 0;      // the least host time that issuing these kernels takes (no GPU time; not in total())
-  double exchange = 0;  // the least wait for EP exchanges without A2A overlap (see above; not in total())
+  // The least wait for communication (see above; not in total()), by [pairs_units][tp_comm_overlap].
+  std::array<std::array<double, 2>, 2> wait{};
   double total() const { return forward + backward + wgrad; }
-  // The compute stream's least time: total(), plus the exchange waits unless A2A overlap hides them.
-  double serial(bool a2a_overlap) const { return total() + (a2a_overlap ? 0 : exchange); }
+  // The compute stream's least time: total() plus the communication waits.
+  double serial(bool paired, bool tp_comm_overlap) const { return total() + wait[paired][tp_comm_overlap]; }
   PassCompute& operator+=(const PassCompute& o);
 };
 
@@ -59,9 +71,9 @@ struct ModelCompute {
   std::map<std::pair<bool, std::int64_t>, PassCompute> layers;  // decoder layers by (MoE, attention window)
   PassCompute mtp_layer;                                        // one MTP layer with its projection and head
   PassCompute embedding, output;
-  double total = 0;           // GPU seconds
-  double host_total = 0;      // host seconds
-  double exchange_total = 0;  // EP exchange waits without A2A overlap, seconds
+  double total = 0;                                   // GPU seconds
+  double host_total = 0;                              // host seconds
+  std::array<std::array<double, 2>, 2> wait_total{};  // communication waits, as PassCompute::wait, seconds
   // A chunk's compute (its layers, MTP layers, embedding and loss).
   PassCompute chunk(const model::ModelSpec& model, const layout::ChunkAssignment& chunk) const;
 };
@@ -73,7 +85,13 @@ ModelCompute model_compute(const model::ModelSpec& model, const layout::Layout& 
 // splits, and independent of pp): no schedule can run the step faster (see above).
 double compute_lower_bound(const layout::Layout& layout, double model_compute_s);
 
-// compute_lower_bound of the larger of the model's compute and its host issue time (see below).
+// Whether `l`'s schedule merges forwards with backwards layer by layer: A2A overlap's combined 1F1B, and DualPipe's
+// F&B pairs (paired whatever a2a_overlap says, workload/pipeline_schedule.cpp). Fewer waits count then (see above).
+bool pairs_units(const layout::Layout& l);
+
+// compute_lower_bound of the larger of the model's compute with its communication waits and its host issue time
+// (see below). The waits of either tp_comm_overlap setting, the lesser: the search calls it with compute_shaping's
+// layout, which has lost the setting.
 double context_lower_bound(const layout::Layout& layout, const ModelCompute& compute);
 
 // The bound of one split (see above) for Megatron's schedules; compute_lower_bound for the others.
