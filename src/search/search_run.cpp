@@ -14,6 +14,7 @@
 #include "kernels/kernel_cost_model.hpp"
 #include "layout/feasibility.hpp"
 #include "layout/pipeline_layout.hpp"
+#include "layout/schedule_counts.hpp"
 #include "memory/model_facts_from_spec.hpp"
 #include "predict/default_pipeline_layout.hpp"
 #include "search/finalist_stages.hpp"
@@ -161,7 +162,15 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
     }
     return c;
   });
-  for (auto& c : contexts) c.bound = bound_of[c.compute][context_a2a_overlap(space, c.number)];
+  // DualPipe and DualPipeV pair a forward with a backward whatever A2A overlap says (their bound counts the waits
+  // of paired units), and the schedule is a split dimension: a context whose splits include them takes the lesser
+  // bound.
+  const bool pairing_schedules =
+      std::any_of(space.schedule.begin(), space.schedule.end(), layout::overlaps_chunk_pairs);
+  for (auto& c : contexts) {
+    const auto& b = bound_of[c.compute];
+    c.bound = pairing_schedules ? std::min(b[0], b[1]) : b[context_a2a_overlap(space, c.number)];
+  }
   const auto t1 = clock::now();
   result.stage_seconds["enumerate, screen and bound"] = std::chrono::duration<double>(t1 - t0).count();
 
@@ -208,7 +217,7 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
   };
   const auto facts = memory::model_facts(base.model);
   std::size_t next = 0;
-  SkipCounts counted;         // the screens' counts were taken above
+  SkipCounts counted;  // the screens' counts were taken above
   for (; next < contexts.size(); ++next) {
     const Context& c = contexts[next];
     if (c.bound > threshold()) break;

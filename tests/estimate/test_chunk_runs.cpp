@@ -53,5 +53,6 @@ TEST_CASE("chunk runs: the extrapolated estimate equals whole chunks in steady s
   INFO("host-bound gap " << g);
   CHECK(std::abs(g) < 0.03);
   // FSDP: played whole whatever the cap.
-  CHECK(extrapolation_gap({{"tp", 1}, {"pp", 1}, {"vpp", 1}, {"ep", 64}, {"fsdp", true}, {"a2a_overlap", false}}) == 0.0);
+  CHECK(extrapolation_gap({{"tp", 1}, {"pp", 1}, {"vpp", 1}, {"ep", 64}, {"fsdp", true}, {"a2a_overlap", false}}) ==
+        0.0);
 }

@@ -276,3 +276,30 @@ TEST_CASE("with A2A overlap, dispatchers and recompute free, the branch and boun
   CHECK(bounded.feasible < all.feasible);
   MESSAGE("estimated " << bounded.feasible << " of " << all.feasible << "; A2A overlap in the top 8: " << overlapped);
 }
+
+TEST_CASE("with DualPipeV listed and A2A overlap off, the branch and bound ranks what estimating all ranks") {
+  // DualPipe(V) pairs a forward with a backward whatever A2A overlap says, so a context whose splits include it
+  // takes the paired units' bound (search_run.cpp), not the one of unpaired units without A2A overlap.
+  SmallSearch s;
+  s.base.layout.gpus = 32;
+  s.base.layout.gbs = 64;
+  s.pins["ep"] = "4,8,16";
+  s.pins["tp-comm-overlap"] = "0,1";
+  s.pins["schedule"] = "auto,dualpipev";
+  s.pins.erase("vpp");
+  const auto space = search::make_space(s.model, s.base.layout, s.pins);
+  search::SearchOptions o;
+  o.top = 8, o.verify = 0, o.jobs = 2;
+  const auto bounded = search::run_search(s.base, space, o);
+  o.exhaustive = true;
+  const auto all = search::run_search(s.base, space, o);
+  REQUIRE(bounded.ranking.size() == 8);
+  REQUIRE(all.ranking.size() == 8);
+  int dualpipe = 0;
+  for (std::size_t i = 0; i < 8; ++i) {
+    CHECK(bounded.ranking[i].index == all.ranking[i].index);
+    CHECK(bounded.ranking[i].estimate.step_time_s == all.ranking[i].estimate.step_time_s);
+    dualpipe += all.ranking[i].layout.schedule == layout::Schedule::dualpipev;
+  }
+  MESSAGE("estimated " << bounded.feasible << " of " << all.feasible << "; DualPipeV in the top 8: " << dualpipe);
+}
