@@ -76,10 +76,13 @@ std::vector<bool> select_bool(const std::string& flag, const SpacePins& pins, co
   return select_named<bool>(flag, pins, allowed, [](const bool& b) { return std::string(b ? "1" : "0"); });
 }
 
+// A selective set names its modules joined by '+' ("moe_act+layernorm"): a comma separates the values of a list.
 std::string recompute_name(const Recompute& r) {
   if (r.granularity == RecomputeGranularity::selective) {
     std::string s = r.to_string();  // "selective: a,b"
-    return s.substr(s.find(':') + 2);
+    s = s.substr(s.find(':') + 2);
+    std::replace(s.begin(), s.end(), ',', '+');
+    return s;
   }
   return std::string(layout::to_string(r.granularity));
 }

@@ -126,6 +126,17 @@ TEST_CASE("the ranking does not depend on threads or shards; pruning reasons are
   }
 }
 
+TEST_CASE("a selective recompute set is listed with its modules joined by +") {
+  SmallSearch s;
+  auto pins = s.pins;
+  pins["recompute"] = "none,moe_act+layernorm";
+  const auto space = search::make_space(s.model, s.base.layout, pins);
+  REQUIRE(space.recompute.size() == 2);
+  CHECK(space.recompute[1].to_string() == "selective: moe_act,layernorm");
+  pins["recompute"] = "moe_act,layernorm";  // two values; layernorm alone is not one this model allows
+  CHECK_THROWS_AS(search::make_space(s.model, s.base.layout, pins), UsageError);
+}
+
 TEST_CASE("Megatron arguments of a layout") {
   layout::Layout l;
   l.gpus = 64, l.tp = 2, l.pp = 4, l.vpp = 2, l.ep = 8, l.etp = 1, l.mbs = 1, l.gbs = 512, l.seq = 4096;
