@@ -78,7 +78,10 @@ struct LayerWaits {
     double wait = 0;
     // A recompute's CP exchange after the rerun attention, before the rest of the rerun or the backward (in a pair,
     // a dense layer's next compute op may be the other micro-batch's without a second rerun part).
-    if (runs(c.recompute) && (c.moe || !paired || runs(c.recompute_experts))) wait += rs(cp, c.recompute_cp_bytes);
+    // In a pair a MoE layer's next compute op after it is the rerun experts or the unpermute's gradient, where they
+    // run (DeepEP and HybridEP have no unpermute op: the other micro-batch's forward comes next).
+    const bool next_waits = c.moe ? runs(c.recompute_experts) || runs(c.post_combine.dgrad) : runs(c.recompute_experts);
+    if (runs(c.recompute) && (!paired || next_waits)) wait += rs(cp, c.recompute_cp_bytes);
     if (!c.moe) {
       // Forward: the attention's SP half after the attention (serial), or with overlap the MLP half's first chunk
       // after the MLP norm. Backward: the MLP half before the MLP's input gradient (after a recompute only), the
@@ -93,10 +96,15 @@ struct LayerWaits {
     const auto& ep_s = [&](const workload::LinkDemand& d) { return link.seconds(d); };
     // Forward. The attention's SP collectives after it (serial only without overlap). Experts to unpermute: the
     // combine.
+    // In a pair only the unpermute waits for the combine (DeepEP and HybridEP have none: the other micro-batch's
+    // attention backward comes next); alone the next layer or the heads do too, but a unit's last layer may end
+    // with it (PassCompute::edge).
     if (!overlap) wait += rs(tp, c.tp_fwd_bytes);
-    wait += ep_s(ep.combine);
-    // A recompute that reruns the MoE forward: its dispatch and combine.
-    if (c.recompute_redoes_ep) wait += ep_s(ep.dispatch) + ep_s(ep.combine);
+    if (!paired || runs(c.post_combine.fwd)) wait += ep_s(ep.combine);
+    // A recompute that reruns the MoE forward: its dispatch (before the rerun experts) and combine (before the
+    // unpermute's gradient, in a pair only where that runs).
+    if (c.recompute_redoes_ep)
+      wait += ep_s(ep.dispatch) + (!paired || runs(c.post_combine.dgrad) ? ep_s(ep.combine) : 0);
     // Backward. Router to attention: the attention's SP collectives.
     if (runs(c.pre_dispatch.dgrad)) wait += sp(overlap, c.tp_bwd_bytes);
     if (paired) return wait;
@@ -109,6 +117,12 @@ struct LayerWaits {
     const double beside = c.experts.wgrad.seconds + c.shared.dgrad.seconds + c.shared.wgrad.seconds;
     wait += std::max({0.0, ep_s(ep.dispatch_bwd) - beside, rs(tp, c.shared_tp_bwd_bytes) - c.experts.wgrad.seconds});
     return wait;
+  }
+  // PassCompute::edge of a layer.
+  double edge(const workload::LayerCosts& c) const {
+    if (!c.moe) return 0;
+    return (runs(c.post_combine.fwd) ? 0 : link.seconds(ep.combine)) +
+           (runs(c.post_combine.dgrad) ? 0 : link.seconds(ep.combine_bwd));
   }
 };
 
@@ -127,6 +141,7 @@ struct Passes {
     p.host += least_issue_s(host, c.recompute) + least_issue_s(host, c.recompute_experts);
     for (bool paired : {false, true})
       for (bool overlap : {false, true}) p.wait[paired][overlap] = waits.of(c, overlap, paired);
+    p.edge = waits.edge(c);
     return p;
   }
 };
@@ -140,6 +155,7 @@ PassCompute& PassCompute::operator+=(const PassCompute& o) {
   host += o.host;
   for (int p : {0, 1})
     for (int k : {0, 1}) wait[p][k] += o.wait[p][k];
+  edge += o.edge;
   return *this;
 }
 
@@ -150,6 +166,12 @@ PassCompute ModelCompute::chunk(const model::ModelSpec& m, const layout::ChunkAs
   if (ch.has_embedding) p += embedding;
   if (ch.has_loss) p += output;
   return p;
+}
+
+double ModelCompute::chunk_edge(const model::ModelSpec& m, const layout::ChunkAssignment& ch) const {
+  double e = ch.mtp_layers.empty() ? 0 : mtp_layer.edge;
+  for (int l : ch.layers) e = std::max(e, layers.at({m.is_moe_layer(l), m.window_of_layer(l)}).edge);
+  return e;
 }
 
 ModelCompute model_compute(const model::ModelSpec& m, const layout::Layout& l, const topology::SystemSpec& system,
@@ -210,6 +232,7 @@ ModelCompute model_compute(const model::ModelSpec& m, const layout::Layout& l, c
   c.total = all.total();
   c.host_total = all.host;
   c.wait_total = all.wait;
+  c.edge_total = all.edge;
   return c;
 }
 
@@ -224,14 +247,17 @@ bool pairs_units(const layout::Layout& l) {
 }
 
 double context_lower_bound(const layout::Layout& l, const ModelCompute& c) {
-  const auto& waits = c.wait_total[pairs_units(l)];
-  const double wait = std::min(waits[0], waits[1]);
+  const bool paired = pairs_units(l);
+  const auto& waits = c.wait_total[paired];
+  // Unpaired, any split may have one layer per chunk: no edge wait counts.
+  const double wait = std::min(waits[0], waits[1]) - (paired ? 0 : c.edge_total);
   return compute_lower_bound(l, std::max(c.total + wait, c.host_total));
 }
 
 double split_lower_bound(const model::ModelSpec& m, const layout::Layout& l, const layout::StageAssignment& stages,
                          const ModelCompute& compute) {
-  const double wait = compute.wait_total[pairs_units(l)][l.tp_comm_overlap];
+  const bool paired = pairs_units(l);
+  const double wait = compute.wait_total[paired][l.tp_comm_overlap] - (paired ? 0 : compute.edge_total);
   double bound = compute_lower_bound(l, std::max(compute.total + wait, compute.host_total));
   const auto kind = layout::resolve_schedule(l);
   if (kind != layout::Schedule::one_f_one_b && kind != layout::Schedule::interleaved) return bound;
@@ -241,8 +267,11 @@ double split_lower_bound(const model::ModelSpec& m, const layout::Layout& l, con
     PassCompute rank;
     for (int c = 0; c < stages.vpp; ++c) rank += compute.chunk(m, stages.chunk(q, c));
     const PassCompute first = compute.chunk(m, stages.chunk(q, 0));
+    double edges = 0;  // one layer's edge wait per unit (each micro-batch runs each chunk's forward and backward)
+    if (!paired)
+      for (int c = 0; c < stages.vpp; ++c) edges += compute.chunk_edge(m, stages.chunk(q, c));
     bound = std::max(
-        {bound, fill + mb * rank.serial(pairs_units(l), l.tp_comm_overlap) - first.wgrad + drain, mb * rank.host});
+        {bound, fill + mb * (rank.serial(paired, l.tp_comm_overlap) - edges) - first.wgrad + drain, mb * rank.host});
     fill += first.forward;
     drain += first.backward;
   }

@@ -33,8 +33,11 @@
 //   says why). Each collective lasts at least its latency plus its bytes over its link's capacity (SM sharing and
 //   contention only add), so these waits are added to the compute (`wait`). A2A overlap's combined 1F1B and
 //   DualPipe's F&B pairs merge a forward with another micro-batch's backward layer by layer, which hides most of
-//   them; only the gaps that stay adjacent there count (the attention's SP collectives, the forward combine, a
-//   recompute's traffic).
+//   them; only the gaps that stay adjacent there count (the attention's SP collectives, the forward combine where
+//   an unpermute op waits for it, a recompute's traffic where the rerun experts or the unpermute's gradient wait
+//   for it). DeepEP and HybridEP have no unpermute op: in a pair the other micro-batch's attention backward follows
+//   their combine, and alone a unit's last layer may end with its combine and its first backward layer start with
+//   the combine's gradient, which waits for a receive; one layer's such waits per chunk are taken off (`edge`).
 // - The host thread is serial too: it spends each GPU op's launch cost before the op is issued (engine/README.md
 //   "Host"), so the same counts hold for the host time of issuing the compute kernels (none under a
 //   full-iteration graph; with per-module graphs the lesser of eager issue and a graph launch per block). Each
@@ -60,6 +63,11 @@ struct PassCompute {
   double host = 0;      // the least host time that issuing these kernels takes (no GPU time; not in total())
   // The least wait for communication (see above; not in total()), by [pairs_units][tp_comm_overlap].
   std::array<std::array<double, 2>, 2> wait{};
+  // The part of the unpaired waits that a unit's first or last layer need not wait for: a MoE layer whose dispatcher
+  // has no unpermute op (DeepEP, HybridEP) ends its forward with the combine, which only a later unit may wait for,
+  // and starts its backward with the combine's gradient, which waits for the received gradient, not for this
+  // unit's compute. Summed over layers; each chunk takes off one layer's (ModelCompute::chunk_edge).
+  double edge = 0;
   double total() const { return forward + backward + wgrad; }
   // The compute stream's least time: total() plus the communication waits.
   double serial(bool paired, bool tp_comm_overlap) const { return total() + wait[paired][tp_comm_overlap]; }
@@ -74,6 +82,9 @@ struct ModelCompute {
   double total = 0;                                   // GPU seconds
   double host_total = 0;                              // host seconds
   std::array<std::array<double, 2>, 2> wait_total{};  // communication waits, as PassCompute::wait, seconds
+  double edge_total = 0;                              // PassCompute::edge over the whole model
+  // The most edge wait of one layer of the chunk (what its first or last layer need not wait for).
+  double chunk_edge(const model::ModelSpec& model, const layout::ChunkAssignment& chunk) const;
   // A chunk's compute (its layers, MTP layers, embedding and loss).
   PassCompute chunk(const model::ModelSpec& model, const layout::ChunkAssignment& chunk) const;
 };
