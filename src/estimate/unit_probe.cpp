@@ -298,12 +298,7 @@ Timed UnitProbe::chunk_param_gather(int rank) {
 // pipeline, and the splits of one context that give a rank the same layers, share one probe.
 Timed UnitProbe::tail(int rank, int chunks) {
   const auto& stages = ctx_.in.stages;
-  int embedding_rank = 0, loss_rank = stages.pp - 1;
-  for (int r = 0; r < stages.pp; ++r)
-    for (const auto& c : stages.ranks[static_cast<std::size_t>(r)]) {
-      if (c.copy == 0 && c.has_embedding) embedding_rank = r;
-      if (c.copy == 0 && c.has_loss) loss_rank = r;
-    }
+  const auto [embedding_rank, loss_rank] = workload::embedding_loss_ranks(stages);
   const auto& params = ctx_.memory_estimate.ranks.at(static_cast<std::size_t>(rank));
   const ProbeTable::TailKey key{stages.pp,
                                 stages.vpp,

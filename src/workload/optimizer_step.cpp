@@ -4,19 +4,22 @@
 
 namespace moesim::workload {
 
+EmbeddingLossRanks embedding_loss_ranks(const layout::StageAssignment& stages) {
+  EmbeddingLossRanks at{0, stages.pp - 1};
+  for (int r = 0; r < stages.pp; ++r)
+    for (const auto& c : stages.ranks[static_cast<std::size_t>(r)]) {
+      if (c.copy == 0 && c.has_embedding) at.embedding = r;
+      if (c.copy == 0 && c.has_loss) at.loss = r;
+    }
+  return at;
+}
+
 void emit_optimizer(const StepContext& ctx, OpWriter& out, int rank, std::vector<OpId> reduces, bool sharded) {
   const auto& l = ctx.in.layout;
   const auto& m = ctx.in.model;
-  const int pp = ctx.in.stages.pp;
   const double grad_b = grad_reduce_bytes(l);
-  // The ranks of the input embedding and of the loss in the first model copy: rank 0 and pp-1 under Megatron's
-  // placement and DualPipe's; the same rank in a V, which then has nothing to exchange.
-  int embedding_rank = 0, loss_rank = pp - 1;
-  for (int r = 0; r < pp; ++r)
-    for (const auto& c : ctx.in.stages.ranks[static_cast<std::size_t>(r)]) {
-      if (c.copy == 0 && c.has_embedding) embedding_rank = r;
-      if (c.copy == 0 && c.has_loss) loss_rank = r;
-    }
+  // In a V the embedding and the loss share a rank, which then has nothing to exchange.
+  const auto [embedding_rank, loss_rank] = embedding_loss_ranks(ctx.in.stages);
   const bool shares_embedding =
       embedding_rank != loss_rank && (m.tie_embeddings || l.mtp > 0) && (rank == embedding_rank || rank == loss_rank);
   if (shares_embedding) {

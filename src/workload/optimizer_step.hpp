@@ -10,6 +10,13 @@ namespace moesim::workload {
 
 // `reduces`: the ops the optimizer waits for (the DP strategy's gradient reductions); `sharded`: the optimizer
 // state is the DP shard (distributed optimizer, FSDP).
+// The pipeline ranks of the input embedding and of the loss in the first model copy: rank 0 and pp-1 under
+// Megatron's placement and DualPipe's; the same rank in a V.
+struct EmbeddingLossRanks {
+  int embedding = 0, loss = 0;
+};
+EmbeddingLossRanks embedding_loss_ranks(const layout::StageAssignment& stages);
+
 void emit_optimizer(const StepContext& ctx, OpWriter& out, int rank, std::vector<OpId> reduces, bool sharded);
 
 }  // namespace moesim::workload
