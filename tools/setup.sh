@@ -5,7 +5,8 @@
 # `tools/setup.sh --mpi` also installs Open MPI, with which `mpirun -n N moesim search` spreads a search over
 # ranks (CMake finds it and builds it in; without it, search shards with --shard and merge).
 set -euo pipefail
-pkgs=(g++ cmake make libboost-graph-dev libeigen3-dev libcli11-dev nlohmann-json3-dev doctest-dev ccache python3)
+pkgs=(g++ cmake make libboost-graph-dev libeigen3-dev libcli11-dev nlohmann-json3-dev doctest-dev ccache python3
+      libjemalloc-dev)
 for opt in "$@"; do
   case "$opt" in
     --sanitize) pkgs+=(clang libclang-rt-dev) ;;

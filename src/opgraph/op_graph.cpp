@@ -44,14 +44,14 @@ std::string_view to_string(Phase phase) {
 }
 
 namespace {
-LabelId intern(std::string_view text, std::vector<std::string>& table,
-               std::unordered_map<std::string, LabelId>& index) {
-  std::string key(text);
-  auto it = index.find(key);
+LabelId intern(std::string_view text, std::vector<std::string>& table, LabelIndex& index) {
+  // Looked up as a string_view: a label longer than the small-string buffer would otherwise cost an allocation
+  // per op.
+  auto it = index.find(text);
   if (it != index.end()) return it->second;
   const auto id = static_cast<LabelId>(table.size());
-  table.push_back(key);
-  index.emplace(std::move(key), id);
+  table.emplace_back(text);
+  index.emplace(std::string(text), id);
   return id;
 }
 }  // namespace

@@ -29,11 +29,13 @@
 // implied copies to emit (e.g. those that share links with simulated flows, so that contention is right);
 // the engine plays exactly the flows it is given.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "core/small_vector.hpp"
 #include "core/units.hpp"
 
 namespace moesim::opgraph {
@@ -45,6 +47,10 @@ using CollectiveId = std::int32_t;  // index into OpGraph::collectives()
 using LabelId = std::int32_t;       // interned op name or category
 
 inline constexpr CollectiveId kNoCollective = -1;
+
+// Dependency and member lists (a few ids each, kept inline: core/small_vector.hpp) and link paths (a few hops).
+using OpIds = SmallVector<OpId, 4>;
+using LinkPath = SmallVector<LinkId, 6>;
 
 // Streams of one rank. The five GPU streams run concurrently with each other; `host` is the rank's CPU launch
 // thread, which launches the GPU ops and runs host ops.
@@ -75,7 +81,7 @@ struct Op {
   std::int32_t layer = -1;       // -1: not tied to a layer
   std::int32_t microbatch = -1;  // -1: not tied to a micro-batch
   Phase phase = Phase::other;
-  std::vector<OpId> deps;  // ops that must finish before this one starts
+  OpIds deps;  // ops that must finish before this one starts
   // compute: time at full SMs; delay, host_sync: fixed time; collective: unused (must be 0).
   Picoseconds duration = 0;
   bool shares_sms = true;                   // compute only: slowed to (SMs - comm SMs held)/SMs while comm kernels run
@@ -87,13 +93,13 @@ struct Op {
 // One transfer of `bytes` along `path` (links in order; no link twice). An empty path is a local copy and
 // is delivered at once.
 struct Flow {
-  std::vector<LinkId> path;
+  LinkPath path;
   double bytes = 0.0;
 };
 
 struct Collective {
   CollectiveId id = -1;       // set by OpGraph::add_collective
-  std::vector<OpId> members;  // filled by add_op, in op id order: one op per participating simulated rank
+  OpIds members;              // filled by add_op, in op id order: one op per participating simulated rank
   std::vector<Flow> flows;    // all start at rendezvous
   Picoseconds latency = 0;    // added after the last flow finishes
   std::int32_t sm_count = 0;  // SMs the comm kernel holds on each member GPU while it runs
@@ -110,6 +116,13 @@ struct NetworkModel {
   std::vector<double> link_capacity_Bps;
   std::vector<std::string> link_names;
 };
+
+// Label text -> id, searchable by string_view without building a string.
+struct LabelHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+using LabelIndex = std::unordered_map<std::string, LabelId, LabelHash, std::equal_to<>>;
 
 class OpGraph {
  public:
@@ -149,8 +162,8 @@ class OpGraph {
   std::vector<Collective> collectives_;
   std::vector<std::string> names_;
   std::vector<std::string> categories_;
-  std::unordered_map<std::string, LabelId> name_index_;
-  std::unordered_map<std::string, LabelId> category_index_;
+  LabelIndex name_index_;
+  LabelIndex category_index_;
 };
 
 }  // namespace moesim::opgraph

@@ -70,7 +70,7 @@ class Fsdp final : public DataParallelStrategy {
   }
   // Gathers the unit on the DP stream (dense side over DP x CP, routed experts over EDP) if it is sharded, after
   // the ops in `gate`, and returns the op its users wait for (the latest gather of the unit; -1 when none).
-  OpId gather(int key, std::vector<OpId> gate, int mb, Phase phase) {
+  OpId gather(int key, opgraph::OpIds gate, int mb, Phase phase) {
     if (unsharded_[key]) return gather_op_.count(key) ? gather_op_[key] : -1;
     unsharded_[key] = true;
     return gather_op_[key] = dp_collectives(

@@ -49,7 +49,7 @@ double grad_reduce_bytes(const layout::Layout& layout) {
 
 OpId dp_collectives(const StepContext& ctx, OpWriter& out, int rank, const memory::LayerShare& params,
                     double bytes_per_param, comm::Collective op, const char* dense_name, const char* expert_name,
-                    std::vector<OpId> deps, int layer, int mb, Phase phase) {
+                    opgraph::OpIds deps, int layer, int mb, Phase phase) {
   const auto& dense = ctx.dense_dp;
   const auto& expert = ctx.expert_dp;
   OpId last = -1;
@@ -62,7 +62,7 @@ OpId dp_collectives(const StepContext& ctx, OpWriter& out, int rank, const memor
     last = out.comm(rank,
                     ctx.gather_scatter(Stream::dp_comm, "dp", expert_name, expert,
                                        params.expert * bytes_per_param * (expert.size - 1) / expert.size, op),
-                    last >= 0 ? std::vector<OpId>{last} : deps, layer, mb, phase);
+                    last >= 0 ? opgraph::OpIds{last} : deps, layer, mb, phase);
   return last;
 }
 

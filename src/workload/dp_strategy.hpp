@@ -60,7 +60,7 @@ double grad_reduce_bytes(const layout::Layout& layout);
 // parameters, moves nothing. Returns the last op, or -1 when none was emitted.
 OpId dp_collectives(const StepContext& ctx, OpWriter& out, int rank, const memory::LayerShare& params,
                     double bytes_per_param, comm::Collective op, const char* dense_name, const char* expert_name,
-                    std::vector<OpId> deps, int layer, int mb, Phase phase);
+                    opgraph::OpIds deps, int layer, int mb, Phase phase);
 // This GPU's parameters of one chunk (dense side, expert side).
 memory::LayerShare chunk_params(const StepContext& ctx, int rank);
 // The gradient reduce-scatter of each chunk once its last backward is done (--overlap-grad-reduce), appended to

@@ -79,7 +79,7 @@ OpId LayerEmitter::join(const LayerRun& r, OpId other) {
   return out_.join(r.rank, r.layer, r.mb, r.chain->last, other);
 }
 void LayerEmitter::wgrad(const LayerRun& r, const Block& b, const char* name, Chain& chain, std::uint32_t scope,
-                         std::vector<OpId> extra) {
+                         opgraph::OpIds extra) {
   if (!r.defer_wgrad) out_.compute(r.rank, b, name, chain, r.layer, r.mb, Phase::bwd_wgrad, scope, std::move(extra));
 }
 
@@ -198,7 +198,7 @@ void LayerEmitter::bwd_mlp(const LayerRun& r, BackwardHandoff& h) {
 OpId LayerEmitter::bwd_dispatch(const LayerRun& r, BackwardHandoff& h) {
   if (!r.moe) return -1;
   const bool delayed = ctx_.in.layout.delay_wgrad.value_or(true);
-  auto send = [&](std::vector<OpId> deps) {
+  auto send = [&](opgraph::OpIds deps) {
     return out_.comm(r.rank, ep_comm("ep_dispatch_bwd", ctx_.ep_of(r.layer).dispatch_bwd), std::move(deps), r.layer,
                      r.mb, Phase::bwd_dgrad);
   };
@@ -219,7 +219,7 @@ OpId LayerEmitter::bwd_dispatch(const LayerRun& r, BackwardHandoff& h) {
 }
 void LayerEmitter::bwd_attention(const LayerRun& r, BackwardHandoff& h) {
   const auto& c = *r.cost;
-  const std::vector<OpId> extra = h.beside_dispatch;
+  const opgraph::OpIds extra = h.beside_dispatch;
   out_.compute(r.rank, c.pre_dispatch.dgrad, r.moe ? "router_permute_bwd" : "mlp_norm_bwd", *r.chain, r.layer, r.mb,
                Phase::bwd_dgrad, pre_mlp_scope(r.moe), extra);
   wgrad(r, c.pre_dispatch.wgrad, "router_wgrad", *r.chain, pre_mlp_scope(r.moe));

@@ -51,7 +51,7 @@ class LayerEmitter {
   // not for the scatter after it) and the side work the attention backward joins.
   struct BackwardHandoff {
     OpId experts_dgrad = -1;
-    std::vector<OpId> beside_dispatch;
+    opgraph::OpIds beside_dispatch;
   };
 
   OpId tp_cp_fwd(const LayerRun& r, bool before_attention);
@@ -68,7 +68,7 @@ class LayerEmitter {
   OpId join(const LayerRun& r, OpId other);
   // A weight-gradient block of a backward, after `chain` (and `extra`); nothing when the run defers its wgrad.
   void wgrad(const LayerRun& r, const Block& b, const char* name, Chain& chain, std::uint32_t scope = 0,
-             std::vector<OpId> extra = {});
+             opgraph::OpIds extra = {});
   CommSpec ep_comm(const char* name, const LinkDemand& demand) const {
     return {Stream::ep_comm, "ep", name, demand, {layout::Dim::ep, TrafficPattern::all_to_all}};
   }

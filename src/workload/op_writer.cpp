@@ -8,7 +8,7 @@ OpWriter::OpWriter(OpGraph& graph, const HostCostPolicy& host, const NetworkBind
     : graph_(graph), host_(host), binding_(binding), params_(params) {}
 
 OpId OpWriter::compute(int rank, const Block& b, const char* name, Chain& chain, int layer, int mb, Phase phase,
-                       std::uint32_t graph_scope, std::vector<OpId> extra) {
+                       std::uint32_t graph_scope, opgraph::OpIds extra) {
   if (b.kernels == 0 && b.seconds <= 0) return chain.last;
   Op op;
   op.rank = rank;
@@ -28,7 +28,7 @@ OpId OpWriter::compute(int rank, const Block& b, const char* name, Chain& chain,
   return chain.last;
 }
 
-OpId OpWriter::comm(int rank, const CommSpec& s, std::vector<OpId> deps, int layer, int mb, Phase phase) {
+OpId OpWriter::comm(int rank, const CommSpec& s, opgraph::OpIds deps, int layer, int mb, Phase phase) {
   if (s.demand.empty()) return deps.empty() ? -1 : deps.back();
   Collective c;
   // The what-if scales divide the achieved rate: 0.5 = half of comm/'s calibrated efficiency.

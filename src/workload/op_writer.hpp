@@ -26,9 +26,9 @@ class OpWriter {
   // A compute block on the compute stream after `chain` (and `extra`); advances the chain. Nothing is emitted
   // for an empty block (the chain's last op is returned).
   OpId compute(int rank, const Block& b, const char* name, Chain& chain, int layer, int mb, Phase phase,
-               std::uint32_t graph_scope = 0, std::vector<OpId> extra = {});
+               std::uint32_t graph_scope = 0, opgraph::OpIds extra = {});
   // One member of a collective after `deps`; nothing for an empty demand (then the last dep is returned, or -1).
-  OpId comm(int rank, const CommSpec& s, std::vector<OpId> deps, int layer, int mb, Phase phase);
+  OpId comm(int rank, const CommSpec& s, opgraph::OpIds deps, int layer, int mb, Phase phase);
   // A zero-time marker on the compute stream that waits for both `after` (if any) and `other`.
   OpId join(int rank, int layer, int mb, OpId after, OpId other);
   // The dropless MoE token-count sync: the CPU waits for `after`.

@@ -44,7 +44,7 @@ void emit_optimizer(const StepContext& ctx, OpWriter& out, int rank, std::vector
   Chain opt;
   kernels::MemoryBound k{bytes, "adam"};
   out.compute(rank, Block{ctx.in.kernels.seconds(k, ctx.device), 4}, "optimizer_step", opt, -1, -1, Phase::optimizer, 0,
-              reduces);
+              opgraph::OpIds(reduces.begin(), reduces.end()));
 }
 
 }  // namespace moesim::workload

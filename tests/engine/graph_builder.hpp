@@ -11,6 +11,7 @@ namespace moesim::test {
 using opgraph::CollectiveId;
 using opgraph::LinkId;
 using opgraph::OpId;
+using opgraph::OpIds;
 using opgraph::Stream;
 
 struct GraphBuilder {
@@ -24,8 +25,8 @@ struct GraphBuilder {
     net.link_capacity_Bps.push_back(Bps);
     return static_cast<LinkId>(net.link_capacity_Bps.size() - 1);
   }
-  OpId op(int rank, opgraph::OpKind kind, Stream stream, Picoseconds duration, std::vector<OpId> deps,
-          const std::string& category, Picoseconds launch = 0, const std::string& name = "") {
+  OpId op(int rank, opgraph::OpKind kind, Stream stream, Picoseconds duration, OpIds deps, const std::string& category,
+          Picoseconds launch = 0, const std::string& name = "") {
     opgraph::Op o;
     o.rank = rank;
     o.kind = kind;
@@ -37,7 +38,7 @@ struct GraphBuilder {
     o.launch_cost = launch;
     return g.add_op(o);
   }
-  OpId compute(int rank, Picoseconds duration, std::vector<OpId> deps = {}, Picoseconds launch = 0) {
+  OpId compute(int rank, Picoseconds duration, OpIds deps = {}, Picoseconds launch = 0) {
     return op(rank, opgraph::OpKind::compute, Stream::compute, duration, std::move(deps), "compute", launch);
   }
   CollectiveId collective(std::vector<opgraph::Flow> flows, Picoseconds latency = 0, int sms = 0) {
@@ -47,7 +48,7 @@ struct GraphBuilder {
     c.sm_count = sms;
     return g.add_collective(std::move(c));
   }
-  OpId member(int rank, CollectiveId c, std::vector<OpId> deps = {}, Stream stream = Stream::ep_comm,
+  OpId member(int rank, CollectiveId c, OpIds deps = {}, Stream stream = Stream::ep_comm,
               const std::string& category = "ep", Picoseconds launch = 0) {
     opgraph::Op o;
     o.rank = rank;

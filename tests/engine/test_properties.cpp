@@ -26,7 +26,7 @@ GraphBuilder random_graph(std::uint64_t seed, int max_hops = 2, int ranks = 4, i
   for (int l = 0; l < links; ++l) b.link(1e11 * uni(1, 10));
   std::vector<std::vector<OpId>> issued(static_cast<std::size_t>(ranks));
   auto deps_for = [&](int r) {
-    std::vector<OpId> d;
+    opgraph::OpIds d;
     if (!issued[static_cast<std::size_t>(r)].empty()) d.push_back(issued[static_cast<std::size_t>(r)].back());
     const int other = uni(0, ranks - 1);
     if (other != r && !issued[static_cast<std::size_t>(other)].empty() && uni(0, 2) == 0) {
@@ -45,7 +45,7 @@ GraphBuilder random_graph(std::uint64_t seed, int max_hops = 2, int ranks = 4, i
       const int n_flows = uni(1, 5);
       for (int f = 0; f < n_flows; ++f) {
         const int first = uni(0, links - 1);
-        std::vector<opgraph::LinkId> path{first};
+        opgraph::LinkPath path{first};
         if (max_hops > 1 && uni(0, 1) == 1) path.push_back((first + uni(1, links - 1)) % links);
         flows.push_back(opgraph::Flow{path, 1e5 * uni(1, 40)});
       }
@@ -53,7 +53,7 @@ GraphBuilder random_graph(std::uint64_t seed, int max_hops = 2, int ranks = 4, i
       const Stream st = comm_streams[uni(0, 2)];
       // Deps are drawn before any member is added: a member waiting for another member of its own
       // collective would be a cycle.
-      std::vector<std::pair<int, std::vector<OpId>>> members;
+      std::vector<std::pair<int, opgraph::OpIds>> members;
       for (int r = 0; r < ranks; ++r)
         if (uni(0, 2) != 0 || r == 0) members.emplace_back(r, deps_for(r));
       for (auto& [r, deps] : members)

@@ -17,7 +17,7 @@ OpGraph two_ranks() {
   return g;
 }
 
-Op compute_op(RankId rank, std::vector<OpId> deps = {}) {
+Op compute_op(RankId rank, OpIds deps = {}) {
   Op o;
   o.rank = rank;
   o.duration = 10;
@@ -65,7 +65,7 @@ TEST_CASE("labels are interned; ids follow insertion; collectives collect their 
   CHECK(g.add_op(a) == 0);
   CHECK(g.add_op(member_op(0, c)) == 1);
   CHECK(g.add_op(member_op(1, c)) == 2);
-  CHECK(g.collectives()[0].members == std::vector<OpId>{1, 2});
+  CHECK(g.collectives()[0].members == OpIds{1, 2});
   CHECK(g.describe(0) == "op 0 'attn_fwd' (rank 0, compute stream, compute, layer 2, mb 0)");
   CHECK(problems(g).empty());
   CHECK_THROWS_AS(g.add_op(member_op(0, 7)), InternalError);
