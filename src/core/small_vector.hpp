@@ -134,7 +134,8 @@ class SmallVector {
       o.heap_ = nullptr;
       o.capacity_ = N;
     } else if (o.size_ > 0) {
-      std::memcpy(static_cast<void*>(inline_values()), static_cast<const void*>(o.inline_values()), o.size_ * sizeof(T));
+      std::memcpy(static_cast<void*>(inline_values()), static_cast<const void*>(o.inline_values()),
+                  o.size_ * sizeof(T));
     }
     size_ = o.size_;
     o.size_ = 0;

@@ -4,20 +4,34 @@
 
 namespace moesim::engine {
 
+namespace {
+bool earlier(const Interval& a, const Interval& b) { return a.start != b.start ? a.start < b.start : a.end < b.end; }
+
+// Merges overlapping or touching neighbours of a sorted list.
+void coalesce(std::vector<Interval>& sorted) {
+  std::size_t out = 0;
+  for (const Interval& i : sorted) {
+    if (out > 0 && i.start <= sorted[out - 1].end)
+      sorted[out - 1].end = std::max(sorted[out - 1].end, i.end);
+    else
+      sorted[out++] = i;
+  }
+  sorted.resize(out);
+}
+}  // namespace
+
 void normalize(std::vector<Interval>& intervals) {
   std::erase_if(intervals, [](const Interval& i) { return i.end <= i.start; });
-  std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {
-    return a.start != b.start ? a.start < b.start : a.end < b.end;
-  });
-  std::size_t out = 0;
-  for (const Interval& i : intervals) {
-    if (out > 0 && i.start <= intervals[out - 1].end) {
-      intervals[out - 1].end = std::max(intervals[out - 1].end, i.end);
-    } else {
-      intervals[out++] = i;
-    }
-  }
-  intervals.resize(out);
+  std::sort(intervals.begin(), intervals.end(), earlier);
+  coalesce(intervals);
+}
+
+void unite(std::vector<Interval>& into, const std::vector<Interval>& other) {
+  if (other.empty()) return;
+  const auto middle = static_cast<std::ptrdiff_t>(into.size());
+  into.insert(into.end(), other.begin(), other.end());
+  std::inplace_merge(into.begin(), into.begin() + middle, into.end(), earlier);
+  coalesce(into);
 }
 
 Picoseconds measure(const std::vector<Interval>& normalized) {

@@ -15,6 +15,8 @@ struct Interval {
 void normalize(std::vector<Interval>& intervals);
 // Total length of normalized intervals.
 Picoseconds measure(const std::vector<Interval>& normalized);
+// `into` := the union of `into` and `other`, both normalized (the result normalized too). O(|into| + |other|).
+void unite(std::vector<Interval>& into, const std::vector<Interval>& other);
 // Length of (a minus b), both normalized. O(|a| + |b|).
 Picoseconds measure_outside(const std::vector<Interval>& a, const std::vector<Interval>& b);
 

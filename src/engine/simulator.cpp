@@ -360,7 +360,6 @@ SimResult Run::play() {
   result_.link_bytes = solver_.link_bytes();
   const auto& fs = solver_.stats();
   result_.stats = SimStats{popped, fs.flows_started, fs.resolves, fs.flows_rerated, fs.max_active_flows};
-  compute_breakdown(g_, result_);
   return std::move(result_);
 }
 
@@ -395,7 +394,9 @@ void Run::report_deadlock(std::size_t finished) {
 SimResult Simulator::run(const opgraph::OpGraph& graph, const opgraph::NetworkModel& network) const {
   if (options_.check_invariants) graph.check_invariants(network);
   Run run(graph, network);
-  return run.play();
+  SimResult result = run.play();
+  if (options_.rank_times) compute_breakdown(graph, result);
+  return result;
 }
 
 }  // namespace moesim::engine

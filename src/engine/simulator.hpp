@@ -24,6 +24,9 @@ namespace moesim::engine {
 
 struct SimOptions {
   bool check_invariants = true;  // run OpGraph::check_invariants first (O(n)); a graph known sound may skip it
+  // Fill SimResult::ranks (busy, exposed and idle time per rank and category). A caller that reads only the op
+  // timings (the estimate's probes, predict::step_breakdown) may skip it: it sorts every op's interval.
+  bool rank_times = true;
 };
 
 class Simulator {

@@ -1,6 +1,8 @@
 #include "predict/step_breakdown.hpp"
 
 #include <algorithm>
+#include <array>
+#include <string_view>
 #include <vector>
 
 #include "engine/intervals.hpp"
@@ -13,13 +15,14 @@ namespace {
 // part of these intervals in which nothing ran on the GPU is the host share of the step.
 std::vector<engine::Interval> host_waits(const opgraph::OpGraph& g, const engine::SimResult& result, int rank) {
   std::vector<engine::Interval> waits;
-  std::map<opgraph::Stream, Picoseconds> stream_free;
+  std::array<Picoseconds, opgraph::kStreamCount> stream_free{};
   for (const auto& op : g.ops()) {
     if (op.rank != rank || op.stream == opgraph::Stream::host) continue;
     const auto& t = result.ops[static_cast<std::size_t>(op.id)];
-    Picoseconds ready = stream_free[op.stream];
+    Picoseconds& free_at = stream_free[static_cast<std::size_t>(op.stream)];
+    Picoseconds ready = free_at;
     for (const auto d : op.deps) ready = std::max(ready, result.ops[static_cast<std::size_t>(d)].end);
-    stream_free[op.stream] = std::max(stream_free[op.stream], t.end);
+    free_at = std::max(free_at, t.end);
     // Held by the host: busy launching this op or earlier ones, or blocked in a sync, after the op was ready.
     if (t.start == t.issued && t.issued > ready) waits.push_back({ready, t.issued});
   }
@@ -31,19 +34,22 @@ std::vector<engine::Interval> host_waits(const opgraph::OpGraph& g, const engine
 
 std::map<std::string, double> step_breakdown(const opgraph::OpGraph& g, const engine::SimResult& result, int rank,
                                              double makespan_s) {
-  std::map<std::string, std::vector<engine::Interval>> by_cat;
+  // By category label; the categories are few, so a name's label is found by a scan.
+  const auto& categories = g.categories();
+  std::vector<std::vector<engine::Interval>> by_cat(categories.size());
   for (const auto& op : g.ops()) {
     if (op.rank != rank || op.stream == opgraph::Stream::host) continue;
     const auto& t = result.ops[static_cast<std::size_t>(op.id)];
-    if (t.end > t.start) by_cat[g.categories()[op.category]].push_back({t.start, t.end});
+    if (t.end > t.start) by_cat[static_cast<std::size_t>(op.category)].push_back({t.start, t.end});
   }
   std::vector<engine::Interval> covered;
-  auto take = [&](const std::string& cat) {
-    auto& iv = by_cat[cat];
+  auto take = [&](std::string_view cat) {
+    const auto at = std::find(categories.begin(), categories.end(), cat);
+    if (at == categories.end()) return 0.0;
+    auto& iv = by_cat[static_cast<std::size_t>(at - categories.begin())];
     engine::normalize(iv);
     const double exposed = ps_to_seconds(engine::measure_outside(iv, covered));
-    covered.insert(covered.end(), iv.begin(), iv.end());
-    engine::normalize(covered);
+    engine::unite(covered, iv);
     return exposed;
   };
   std::map<std::string, double> b;

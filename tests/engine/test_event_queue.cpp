@@ -36,3 +36,31 @@ TEST_CASE("interval union and difference measures") {
   // b \ a = [6,10) + [30,100)
   CHECK(measure_outside(b, a) == 4 + 70);
 }
+
+TEST_CASE("unite of two normalized interval lists equals normalizing their concatenation") {
+  // Random lists, small coordinates so that overlaps, touching ends and repeats are common.
+  unsigned seed = 12345;
+  auto next = [&seed](int range) {
+    seed = seed * 1103515245u + 12345u;
+    return static_cast<Picoseconds>((seed >> 16) % static_cast<unsigned>(range));
+  };
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<Interval> a, b;
+    for (auto* v : {&a, &b})
+      for (Picoseconds n = next(8); n > 0; --n) {
+        const Picoseconds start = next(50);
+        v->push_back({start, start + next(10)});  // some empty: normalize drops them
+      }
+    normalize(a);
+    normalize(b);
+    std::vector<Interval> both = a;
+    both.insert(both.end(), b.begin(), b.end());
+    normalize(both);
+    unite(a, b);
+    REQUIRE(a.size() == both.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      CHECK(a[i].start == both[i].start);
+      CHECK(a[i].end == both[i].end);
+    }
+  }
+}

@@ -233,3 +233,22 @@ TEST_CASE("max-min sharing is not monotone: more capacity on one link can delay 
   CHECK(faster.collectives[1].end == 4'000'000);
   CHECK(faster.makespan == 14'000'000);
 }
+
+TEST_CASE("SimOptions::rank_times = false leaves the per-rank times out and changes no op timing") {
+  GraphBuilder b(2);
+  const auto l = b.link(kOneBytePerPs);
+  const auto a = b.compute(0, 1000);
+  const auto c = b.collective({{{l}, 400}}, 50, 8);
+  b.member(0, c, {a});
+  b.member(1, c);
+  b.compute(1, 300, {a});
+  const auto full = b.run();
+  const auto lean =
+      engine::Simulator(engine::SimOptions{.check_invariants = true, .rank_times = false}).run(b.g, b.net);
+  CHECK(lean.ranks.empty());
+  REQUIRE(full.ranks.size() == 2);
+  CHECK(lean.makespan == full.makespan);
+  CHECK(lean.ops == full.ops);
+  CHECK(lean.collectives == full.collectives);
+  CHECK(lean.stats == full.stats);
+}
