@@ -5,15 +5,17 @@
 // engine (estimate/README.md, "Speed").
 //
 // The subset of std::vector's interface the op graph, the workload builder and the engine use: construction from
-// a braced list or an iterator range, push_back, emplace_back, assign, insert at the end, clear, size, indexing,
-// iteration. Elements must be trivially copyable (ids, link numbers), so growth and copies are memcpy.
+// a braced list, a std::vector or an iterator range, push_back, emplace_back, assign, append, clear, size,
+// indexing, iteration. Elements must be trivially copyable (ids, link numbers), so growth and copies are memcpy.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
 #include <iterator>
+#include <limits>
 #include <new>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
@@ -23,6 +25,7 @@ template <class T, std::size_t N>
 class SmallVector {
   static_assert(std::is_trivially_copyable_v<T>, "SmallVector holds trivially copyable values only");
   static_assert(N > 0);
+  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "the heap part comes from plain operator new");
 
  public:
   using value_type = T;
@@ -32,7 +35,7 @@ class SmallVector {
 
   SmallVector() = default;
   SmallVector(std::initializer_list<T> values) { assign(values.begin(), values.end()); }
-  template <class It, class = typename std::iterator_traits<It>::iterator_category>
+  template <std::forward_iterator It>
   SmallVector(It first, It last) {
     assign(first, last);
   }
@@ -56,7 +59,8 @@ class SmallVector {
   }
   ~SmallVector() { release(); }
 
-  template <class It>
+  // From another container (not from this one's own elements).
+  template <std::forward_iterator It>
   void assign(It first, It last) {
     size_ = 0;
     const auto n = static_cast<std::size_t>(std::distance(first, last));
@@ -64,11 +68,9 @@ class SmallVector {
     std::copy(first, last, data());
     size_ = static_cast<std::uint32_t>(n);
   }
-  template <class It>
-  void insert(const_iterator at, It first, It last) {
-    // Only appending is needed (and supported).
+  template <std::forward_iterator It>
+  void append(It first, It last) {
     const auto n = static_cast<std::size_t>(std::distance(first, last));
-    (void)at;
     reserve(size_ + n);
     std::copy(first, last, data() + size_);
     size_ += static_cast<std::uint32_t>(n);
@@ -115,6 +117,7 @@ class SmallVector {
   T* inline_values() { return std::launder(reinterpret_cast<T*>(inline_)); }
   const T* inline_values() const { return std::launder(reinterpret_cast<const T*>(inline_)); }
   void grow(std::size_t capacity) {
+    if (capacity > std::numeric_limits<std::uint32_t>::max()) throw std::length_error("SmallVector: too many elements");
     T* bigger = static_cast<T*>(::operator new(capacity * sizeof(T)));
     if (size_ > 0) std::memcpy(static_cast<void*>(bigger), static_cast<const void*>(data()), size_ * sizeof(T));
     if (heap_) ::operator delete(heap_);

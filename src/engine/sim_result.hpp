@@ -63,7 +63,7 @@ struct SimResult {
   Picoseconds makespan = 0;  // latest end of any op
   std::vector<OpTiming> ops;
   std::vector<CollectiveTiming> collectives;
-  std::vector<RankTimes> ranks;
+  std::vector<RankTimes> ranks;    // empty when SimOptions::rank_times is off
   std::vector<double> link_bytes;  // bytes each link carried (delivered bytes of the flows crossing it)
   SimStats stats;
   bool operator==(const SimResult&) const = default;

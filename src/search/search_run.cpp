@@ -5,6 +5,8 @@
 #include <chrono>
 #include <limits>
 #include <memory>
+#include <numeric>
+#include <thread>
 #include <unordered_map>
 
 #include "core/error.hpp"
@@ -197,6 +199,14 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
   std::uint64_t bounded = 0;  // candidates skipped by their own or their context's bound
   auto flush = [&] {
     context_starts.push_back(block.size());
+    // Fewer contexts than threads (a search with the layer-shaping dimensions pinned has a handful): candidates
+    // are dealt out one by one instead, or the other threads would idle.
+    const std::size_t threads =
+        options.jobs > 0 ? static_cast<std::size_t>(options.jobs) : std::max(1u, std::thread::hardware_concurrency());
+    if (context_starts.size() - 1 < 2 * threads) {
+      context_starts.resize(block.size() + 1);
+      std::iota(context_starts.begin(), context_starts.end(), std::size_t{0});
+    }
     const auto by_context =
         parallel_map<std::vector<Outcome>>(context_starts.size() - 1, options.jobs, [&](std::size_t g) {
           std::vector<Outcome> outs;

@@ -62,7 +62,8 @@ CommCostModel comm_cost_model(const topology::SystemSpec& system) {
   // assumption: a scale-up domain of more than 8 GPUs is a multi-node NVLink rack (NVL72)
   const bool large_domain = system.scale_up.domain_size > 8;
   // Building the model fits the measured efficiency curves, which a search did once per candidate and per bound
-  // (15 % of its bounding time): one per thread and distinct inputs, copied out.
+  // (15 % of its bounding time): kept per thread (parallel_for's workers live for one call) and distinct inputs,
+  // copied out.
   thread_local std::map<std::tuple<int, double, double, bool>, CommCostModel> built;
   const auto key = std::make_tuple(static_cast<int>(arch), nvlink, nic, large_domain);
   auto it = built.find(key);

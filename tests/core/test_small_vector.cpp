@@ -71,10 +71,10 @@ TEST_CASE("SmallVector copies and moves, inline and on the heap, leave independe
   }
 }
 
-TEST_CASE("SmallVector assign, append-insert and emplace_back") {
+TEST_CASE("SmallVector assign, append and emplace_back") {
   Ints v{4, 5};
   const std::vector<int> more{6, 7, 8, 9};
-  v.insert(v.end(), more.begin(), more.end());
+  v.append(more.begin(), more.end());
   CHECK(as_vector(v) == std::vector<int>{4, 5, 6, 7, 8, 9});
   v.assign(more.begin(), more.begin() + 2);
   CHECK(as_vector(v) == std::vector<int>{6, 7});
