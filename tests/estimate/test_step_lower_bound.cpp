@@ -201,3 +201,32 @@ TEST_CASE("TP waits: none with tp 1, the serial SP collectives without tp_comm_o
   CHECK(estimate::split_lower_bound(s.model, l, stages, mc) >=
         estimate::compute_lower_bound(l, mc.total + mc.wait_total[0][0]) * (1 - 1e-12));
 }
+
+TEST_CASE(
+    "DeepEP and HybridEP have no unpermute op: a pair waits for no combine, and alone a chunk's edge layer's "
+    "combine and combine gradient come off") {
+  const test::SmallMoeStep s("h100x8.json", "dgx-h100");
+  auto l = one_stage(s, 32, 64);
+  l.recompute = layout::Recompute{};  // no rerun exchanges: with tp 1 and cp 1 only the EP waits are left
+  l.dispatcher = layout::Dispatcher::alltoall;
+  const auto with_unpermute = compute_with(s, l, 1, 8);
+  CHECK(with_unpermute.wait_total[1][0] > 0);  // the unpermute waits for the combine, in a pair too
+  CHECK(with_unpermute.edge_total == 0);       // and starts a unit's backward: no edge
+  for (auto d : {layout::Dispatcher::deepep, layout::Dispatcher::hybridep}) {
+    INFO("dispatcher " << layout::to_string(d));
+    l.dispatcher = d;
+    const auto mc = compute_with(s, l, 1, 8);
+    const auto& w = mc.wait_total;
+    CHECK(w[1][0] == 0);  // the other micro-batch's attention backward follows the combine
+    REQUIRE(mc.edge_total > 0);
+    CHECK(mc.edge_total < w[0][0]);  // the dispatch and its gradient still count alone
+    l.ep = 8;
+    l.a2a_overlap = false;
+    CHECK(estimate::context_lower_bound(l, mc) == doctest::Approx(estimate::compute_lower_bound(
+                                                      l, std::max(mc.total + w[0][0] - mc.edge_total, mc.host_total))));
+    l.a2a_overlap = true;
+    CHECK(estimate::context_lower_bound(l, mc) ==
+          doctest::Approx(estimate::compute_lower_bound(l, std::max(mc.total, mc.host_total))));
+    l.ep = 1;
+  }
+}
