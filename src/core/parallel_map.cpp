@@ -8,10 +8,12 @@
 
 namespace moesim {
 
+std::size_t thread_count(int jobs) {
+  return jobs > 0 ? static_cast<std::size_t>(jobs) : std::max(1u, std::thread::hardware_concurrency());
+}
+
 void parallel_for(std::size_t n, int jobs, const std::function<void(std::size_t)>& body) {
-  const std::size_t wanted =
-      jobs > 0 ? static_cast<std::size_t>(jobs) : std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t workers = std::min(n, wanted);
+  const std::size_t workers = std::min(n, thread_count(jobs));
   std::atomic<std::size_t> next{0};
   std::exception_ptr failure;
   std::size_t failed_index = n;

@@ -8,6 +8,9 @@
 
 namespace moesim {
 
+// The threads `jobs` asks for: itself when positive, else one per hardware thread (at least one).
+std::size_t thread_count(int jobs);
+
 // Calls body(i) once for every i in [0, n), on up to `jobs` threads (0 = one per hardware thread; never more than
 // n; the calling thread is one of them). Each worker takes the next unclaimed index. When bodies throw, the other
 // indices still run; afterwards the exception of the lowest throwing index is rethrown, whatever the timing.

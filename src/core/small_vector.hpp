@@ -5,7 +5,7 @@
 // engine (estimate/README.md, "Speed").
 //
 // The subset of std::vector's interface the op graph, the workload builder and the engine use: construction from
-// a braced list, a std::vector or an iterator range, push_back, emplace_back, assign, append, clear, size,
+// a braced list, a std::vector or an iterator range, push_back, assign, clear, size,
 // indexing, iteration. Elements must be trivially copyable (ids, link numbers), so growth and copies are memcpy.
 #include <algorithm>
 #include <cstddef>
@@ -68,22 +68,10 @@ class SmallVector {
     std::copy(first, last, data());
     size_ = static_cast<std::uint32_t>(n);
   }
-  template <std::forward_iterator It>
-  void append(It first, It last) {
-    const auto n = static_cast<std::size_t>(std::distance(first, last));
-    reserve(size_ + n);
-    std::copy(first, last, data() + size_);
-    size_ += static_cast<std::uint32_t>(n);
-  }
   void push_back(const T& v) {
     const T copy = v;  // `v` may be an element of this vector, which grow() frees
     if (size_ == capacity_) grow(2 * static_cast<std::size_t>(capacity_));
     data()[size_++] = copy;
-  }
-  template <class... Args>
-  T& emplace_back(Args&&... args) {
-    push_back(T{std::forward<Args>(args)...});
-    return back();
   }
   void reserve(std::size_t n) {
     if (n > capacity_) grow(std::max(n, 2 * static_cast<std::size_t>(capacity_)));
@@ -100,8 +88,6 @@ class SmallVector {
   const T* end() const { return data() + size_; }
   T& operator[](std::size_t i) { return data()[i]; }
   const T& operator[](std::size_t i) const { return data()[i]; }
-  T& front() { return data()[0]; }
-  const T& front() const { return data()[0]; }
   T& back() { return data()[size_ - 1]; }
   const T& back() const { return data()[size_ - 1]; }
 

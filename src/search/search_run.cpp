@@ -6,7 +6,6 @@
 #include <limits>
 #include <memory>
 #include <numeric>
-#include <thread>
 #include <unordered_map>
 
 #include "core/error.hpp"
@@ -191,6 +190,7 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
   // two threads do not play the same probes at once (each would, ProbeCache keeping one result; with candidates
   // dealt out one by one, two threads did 30 % more work than one).
   std::vector<std::size_t> context_starts;
+  const std::size_t threads = thread_count(options.jobs);
   // Blocks grow from 16 to 512 candidates: the first ones set a threshold early, the later ones keep the threads
   // busy. A fixed sequence, so that the blocks do not depend on the threads.
   std::size_t block_size = 16;
@@ -201,8 +201,6 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
     context_starts.push_back(block.size());
     // Fewer contexts than threads (a search with the layer-shaping dimensions pinned has a handful): candidates
     // are dealt out one by one instead, or the other threads would idle.
-    const std::size_t threads =
-        options.jobs > 0 ? static_cast<std::size_t>(options.jobs) : std::max(1u, std::thread::hardware_concurrency());
     if (context_starts.size() - 1 < 2 * threads) {
       context_starts.resize(block.size() + 1);
       std::iota(context_starts.begin(), context_starts.end(), std::size_t{0});
@@ -214,17 +212,15 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
             outs.push_back(evaluate(base, block[i].first, block[i].second, o, cache));
           return outs;
         });
-    std::vector<Outcome> outcomes;
-    for (auto& outs : by_context)
-      for (auto& out : outs) outcomes.push_back(std::move(out));
-    for (const auto& out : outcomes) {
-      if (out.ranked) {
-        ++result.feasible;
-        result.ranking.push_back(*out.ranked);
-      } else {
-        ++result.pruned[out.pruned];
+    for (const auto& outs : by_context)
+      for (const auto& out : outs) {
+        if (out.ranked) {
+          ++result.feasible;
+          result.ranking.push_back(*out.ranked);
+        } else {
+          ++result.pruned[out.pruned];
+        }
       }
-    }
     keep_best(result.ranking, top);
     done += block.size();
     block.clear();
