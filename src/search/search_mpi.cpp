@@ -3,11 +3,13 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
 #include "search/search_output.hpp"
+#include "search/verify_ranking.hpp"
 
 namespace moesim::search {
 namespace {
@@ -43,7 +45,11 @@ std::optional<SearchResult> run_search_mpi(const predict::Case& base, const Sear
   options.shard = mpi.rank;
   options.shards = mpi.size;
   if (mpi.rank != 0) options.progress = nullptr;
-  const std::string mine = to_json(run_search(base, space, options)).dump();
+  // The ranks estimate; rank 0 verifies the merged ranking, so the verified set is the one process's exactly
+  // (shards verifying their own would each stop the rule of verify_ranking.hpp at their own top).
+  SearchOptions estimate_only = options;
+  estimate_only.verify = 0;
+  const std::string mine = to_json(run_search(base, space, estimate_only)).dump();
 
   int length = static_cast<int>(mine.size());
   std::vector<int> lengths(static_cast<std::size_t>(mpi.size));
@@ -64,7 +70,12 @@ std::optional<SearchResult> run_search_mpi(const predict::Case& base, const Sear
     shards.push_back(result_from_json(
         config::Json::parse(all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r]))),
         "<mpi rank " + std::to_string(r) + ">"));
-  return merge_results(shards, options.top, options.verify);
+  SearchResult merged = merge_results(shards, options.top, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  verify_ranking(base, merged, options);
+  merged.stage_seconds["verify with the engine"] =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return merged;
 }
 
 }  // namespace moesim::search

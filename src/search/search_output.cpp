@@ -36,6 +36,28 @@ std::string csv_quote(const std::string& s) {
   return q + "\"";
 }
 
+// How many were verified, and the estimate's error on them: the search picks the layouts the estimate flatters,
+// so its error there is larger than on random layouts (estimate/README.md).
+std::string verification_line(const SearchResult& r) {
+  std::vector<double> err;
+  for (const auto& l : r.ranking)
+    if (l.simulated && l.simulated->step_time_s > 0)
+      err.push_back(100 * (l.estimate.step_time_s - l.simulated->step_time_s) / l.simulated->step_time_s);
+  if (err.empty()) return "";
+  const auto extra = static_cast<int>(err.size()) - r.verify_requested;
+  std::ostringstream o;
+  o << "  verified " << err.size() << " with the engine";
+  if (extra > 0)
+    o << " (" << r.verify_requested << " asked; " << extra << " more whose estimate could place them in the top "
+      << r.verify_requested << ")";
+  o << ", ranked by the engine; estimate vs engine on them: ";
+  std::sort(err.begin(), err.end());
+  const double median = err.size() % 2 ? err[err.size() / 2] : (err[err.size() / 2 - 1] + err[err.size() / 2]) / 2;
+  o << "median " << (median >= 0 ? "+" : "") << fixed_decimals(median, 1) << " %, range "
+    << fixed_decimals(err.front(), 1) << " .. " << fixed_decimals(err.back(), 1) << " %\n";
+  return o.str();
+}
+
 }  // namespace
 
 std::string to_table(const SearchResult& r) {
@@ -44,6 +66,7 @@ std::string to_table(const SearchResult& r) {
     << r.feasible << " feasible and estimated\n";
   for (const auto& [why, n] : r.pruned) o << "  pruned " << n << ": " << why << "\n";
   for (const auto& [stage, s] : r.stage_seconds) o << "  time " << fixed_decimals(s, 2) << " s: " << stage << "\n";
+  o << verification_line(r);
   o << "\n rank  step s (est / engine)  tok/s/GPU  TFLOPS/GPU  mem GiB  layout\n";
   int rank = 1;
   for (const auto& l : r.ranking) {
@@ -67,9 +90,13 @@ config::Json to_json(const SearchResult& r) {
                        {"megatron_args", l.args},
                        {"estimate", report_json(l.estimate)},
                        {"simulated", l.simulated ? report_json(*l.simulated) : config::Json(nullptr)}});
-  return {{"combinations", r.combinations},   {"screened_in", r.screened_in},
-          {"feasible", r.feasible},           {"pruned", r.pruned},
-          {"stage_seconds", r.stage_seconds}, {"ranking", ranking}};
+  return {{"combinations", r.combinations},
+          {"screened_in", r.screened_in},
+          {"feasible", r.feasible},
+          {"pruned", r.pruned},
+          {"stage_seconds", r.stage_seconds},
+          {"verify_requested", r.verify_requested},
+          {"ranking", ranking}};
 }
 
 std::string to_csv(const SearchResult& r) {
@@ -121,6 +148,8 @@ SearchResult result_from_json(const config::Json& j, const std::string& file) {
   r.combinations = static_cast<std::uint64_t>(number(j, "combinations", ""));
   r.screened_in = static_cast<std::uint64_t>(number(j, "screened_in", ""));
   r.feasible = static_cast<std::uint64_t>(number(j, "feasible", ""));
+  // Absent from results written before the verified were ranked by the engine.
+  if (j.contains("verify_requested")) r.verify_requested = static_cast<int>(number(j, "verify_requested", ""));
   for (const char* key : {"pruned", "stage_seconds"}) {
     const auto& o = need(j, key, "");
     if (!o.is_object()) fail(std::string("/") + key, "expected an object");

@@ -20,6 +20,7 @@
 #include "predict/default_pipeline_layout.hpp"
 #include "search/finalist_stages.hpp"
 #include "search/megatron_args.hpp"
+#include "search/verify_ranking.hpp"
 
 namespace moesim::search {
 namespace {
@@ -262,15 +263,9 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
   const auto t2 = clock::now();
   result.stage_seconds["estimate"] = std::chrono::duration<double>(t2 - t1).count();
 
-  // Verify the best with the engine (in parallel, one per thread), each with its optimised stage layout
-  // (finalist_stages.hpp; only faster, so the verified stay ahead of the rest).
-  const std::size_t verify = std::min(result.ranking.size(), static_cast<std::size_t>(std::max(0, options.verify)));
-  const auto simulated = parallel_map<report::StepReport>(verify, options.jobs, [&](std::size_t i) {
-    optimise_finalist_stages(base, result.ranking[i], o);
-    return predict::predict_step({base.model, base.system, result.ranking[i].layout}, o).report;
-  });
-  for (std::size_t i = 0; i < verify; ++i) result.ranking[i].simulated = simulated[i];
-  keep_best(result.ranking, top);
+  // Verify the best with the engine (in parallel), each with its optimised stage layout (finalist_stages.hpp),
+  // until the engine's top is stable (verify_ranking.hpp).
+  verify_ranking(base, result, options);
   result.stage_seconds["verify with the engine"] = std::chrono::duration<double>(clock::now() - t2).count();
   return result;
 }
@@ -292,8 +287,21 @@ SearchResult merge_results(const std::vector<SearchResult>& shards, int top, int
     for (const auto& [k, v] : s.stage_seconds) m.stage_seconds[k] = std::max(m.stage_seconds[k], v);
   }
   keep_best(m.ranking, static_cast<std::size_t>(std::max(1, top)));
-  for (std::size_t i = static_cast<std::size_t>(std::max(0, verify)); i < m.ranking.size(); ++i)
-    m.ranking[i].simulated.reset();
+  // The engine times the shards found, by candidate.
+  std::map<std::uint64_t, report::StepReport> engine;
+  for (const auto& s : shards)
+    for (const auto& r : s.ranking)
+      if (r.simulated) engine.emplace(r.index, *r.simulated);
+  m.verify_requested = std::max(0, verify);
+  verify_until_stable(m.ranking, static_cast<std::size_t>(m.verify_requested),
+                      [&](std::vector<RankedLayout>& ranking, std::size_t from, std::size_t to) {
+                        std::vector<std::optional<report::StepReport>> out;
+                        for (std::size_t i = from; i < to; ++i) {
+                          const auto it = engine.find(ranking[i].index);
+                          out.push_back(it == engine.end() ? std::nullopt : std::optional(it->second));
+                        }
+                        return out;
+                      });
   return m;
 }
 

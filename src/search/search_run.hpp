@@ -21,10 +21,12 @@
 namespace moesim::search {
 
 struct SearchOptions {
-  int top = 10;    // layouts kept in the ranking
-  int verify = 3;  // of those, re-simulated with the engine (the best first)
-  int jobs = 0;    // threads (0 = one per hardware thread)
-  int shard = 0;   // this process evaluates the candidates with index % shards == shard
+  int top = 10;  // layouts kept in the ranking
+  // Of those, re-simulated with the engine (the best estimates first, then any whose estimate could still place it
+  // in the engine's top `verify`: verify_ranking.hpp); the verified are ranked by the engine.
+  int verify = 3;
+  int jobs = 0;   // threads (0 = one per hardware thread)
+  int shard = 0;  // this process evaluates the candidates with index % shards == shard
   int shards = 1;
   // Estimate every candidate instead of skipping those whose lower bound cannot reach the top (the ranking is the
   // same; the counts of feasible layouts and of memory pruning then cover the whole space).
@@ -49,14 +51,16 @@ struct SearchResult {
   std::map<std::string, std::uint64_t> pruned;  // by reason, across every stage
   std::vector<RankedLayout> ranking;            // best first; verified ones carry `simulated`
   std::map<std::string, double> stage_seconds;  // wall time per stage: enumerate+screen+estimate, verify
+  int verify_requested = 0;                     // SearchOptions::verify (the ranking may hold more verified)
 };
 
 SearchResult run_search(const predict::Case& base, const SearchSpace& space, const SearchOptions& options);
 
 // Combines the results of shards of one search (same space, base and options but the shard) into what one
-// process would have found: sums the counts, merges the rankings and keeps the best `top`, of which the first
-// `verify` keep their engine times (each is in its own shard's top `verify`, so its shard verified it; the
-// shards' other verified rows are dropped, as one process would not have verified them).
+// process would have found: sums the counts, merges the rankings and keeps the best `top` by estimate, then
+// verifies them as one process would (verify_ranking.hpp) from the engine times the shards found. The first
+// `verify` were verified by their shards (each is in its own shard's top `verify`); should the rule want a row
+// its shard did not verify, verification ends there and that row and the rest stay ranked by estimate.
 SearchResult merge_results(const std::vector<SearchResult>& shards, int top, int verify);
 
 }  // namespace moesim::search
