@@ -3,7 +3,8 @@
 # (data/measurements/): the summary (README and docs), the development table's rows (`validate --markdown`), the
 # held-out set per system and model kind, the GB200 ladder's steps, and the layout sweeps' ranking per group (`validate
 # --ranking`: Kendall tau-b of measured vs predicted order, issue 17), and the MLPerf GB200 scaling series per point
-# with its 8,192 / 512 throughput-per-GPU ratio (issue 18). Each sits between <!-- NAME:begin --> and
+# with its 8,192 / 512 throughput-per-GPU ratio (issue 18), and the error bands' data file with their
+# leave-one-source-out coverage (`moesim bands`). Each table sits between <!-- NAME:begin --> and
 # <!-- NAME:end --> markers.
 #   tools/update-readme.sh           rewrite the files
 #   tools/update-readme.sh --check   change nothing; exit 1 naming each stale table (CI runs this)
@@ -30,6 +31,15 @@ m=data/measurements
 "$bin" validate --csv "$m/gb200_ladder.csv" --ladder --json >"$tmp/ladder.json"
 "$bin" validate --csv "$m/layout_sweeps.csv" --ranking --json >"$tmp/sweeps.json"
 "$bin" validate --csv "$m/mlperf-v6-dsv3-gb200-scaling.csv" --json >"$tmp/scaling.json"
+# The error bands' data (data/accuracy/prediction_errors.csv, every band's source) and their coverage.
+"$bin" bands --write --out "$tmp/prediction_errors.csv" >"$tmp/bands.md"
+if ! cmp -s "$tmp/prediction_errors.csv" data/accuracy/prediction_errors.csv; then
+  if [ "$mode" = check ]; then
+    echo "data/accuracy/prediction_errors.csv is out of date (run tools/update-readme.sh)" >&2
+    exit 1
+  fi
+  cp "$tmp/prediction_errors.csv" data/accuracy/prediction_errors.csv
+fi
 python3 - "$mode" "$tmp" "$m" <<'PY'
 import csv, json, math, statistics, sys
 mode, tmp, mdir = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -158,7 +168,7 @@ stale = []
 for path, parts in [("README.md", [("accuracy-summary", summary)]),
                     ("docs/accuracy.md", [("accuracy-summary", summary), ("groundtruth", table),
                                           ("heldout", heldout), ("ladder", ladder), ("ranking", ranking),
-                                          ("scaling", scaling)]),
+                                          ("scaling", scaling), ("bands", open(f"{tmp}/bands.md").read())]),
                     (f"{mdir}/mlperf-v6-dsv3-gb200-scaling.md", [("scaling", scaling)])]:
     old = open(path).read()
     new = old

@@ -28,6 +28,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   add_merge_command(app, ctx);
   add_validate_command(app, ctx);
   add_sweep_command(app, ctx);
+  add_bands_command(app, ctx);
 
   // CLI11 wants argv in reverse order when given a vector.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/context.hpp"
+#include "cli/opt_band.hpp"
 #include "cli/opt_case.hpp"
 #include "cli/opt_routing.hpp"
 #include "cli/opt_tables.hpp"
@@ -41,6 +42,7 @@ std::string worst(std::vector<search::AgreementPoint> points, std::size_t n) {
 struct Args {
   CaseFlags flags;
   RoutingFlags routing;
+  BandFlags band;
   bool json = false;
   bool agreement = false;
   int samples = 500;
@@ -91,6 +93,7 @@ void add_estimate_command(CLI::App& app, Context& ctx) {
       "estimate", "Estimate one training step in closed form (run's flags and report; fast enough for layout search)");
   add_case_flags(*sub, args->flags);
   add_routing_flags(*sub, args->routing);
+  add_band_flags(*sub, args->band);
   sub->add_flag("--json", args->json, "Print the StepReport as JSON");
   sub->add_flag("--agreement", args->agreement,
                 "Compare the estimate with the engine on the bundled measurement tables and on --samples random "
@@ -111,7 +114,8 @@ void add_estimate_command(CLI::App& app, Context& ctx) {
     auto prepared = prepare_flags(args->flags, ctx);
     apply_routing_flags(args->routing, prepared);
     const auto& kernel_model = prepared.kernel_model;
-    const auto r = estimate::estimate_step(prepared.c, prepared.options);
+    auto r = estimate::estimate_step(prepared.c, prepared.options);
+    BandAttacher(args->band, ctx, prepared.options).attach(r, prepared.c);
     ctx.out << (args->json ? report::to_json_text(r) : report::to_table(r));
     if (!args->json) ctx.out << "  method: closed-form estimate; kernel model: " << kernel_model.why << "\n";
   });

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/context.hpp"
+#include "cli/opt_band.hpp"
 #include "cli/opt_case.hpp"
 #include "cli/opt_fabric.hpp"
 #include "cli/opt_routing.hpp"
@@ -39,20 +40,21 @@ void set_given(LayoutFlags& flags, const std::string& key, const std::string& va
 }
 
 report::ScalingPoint scaling_point(const CaseFlags& flags, const RoutingFlags& routing, const FabricFlags& fabric,
-                                   const Context& ctx) {
+                                   const BandFlags& band, const Context& ctx) {
   auto prepared = prepare_flags(flags, ctx);
   apply_routing_flags(routing, prepared);
   apply_fabric_flags(fabric, prepared);
   const auto& l = prepared.c.layout;
   report::ScalingPoint p;
   p.report = predict::predict_step(prepared.c, prepared.options).report;
+  BandAttacher(band, ctx, prepared.options).attach(p.report, prepared.c);
   p.gbs = l.gbs;
   p.micro_batches = l.gbs / (l.mbs * l.dp());
   return p;
 }
 
-void run_scaling(const CaseFlags& base, const RoutingFlags& routing, const FabricFlags& fabric, const Context& ctx,
-                 bool json) {
+void run_scaling(const CaseFlags& base, const RoutingFlags& routing, const FabricFlags& fabric, const BandFlags& band,
+                 const Context& ctx, bool json) {
   const auto gpus = list_of(base.layout, "gpus");
   const auto gbs = list_of(base.layout, "gbs");
   if (!gbs.empty() && gbs.size() != gpus.size())
@@ -62,7 +64,7 @@ void run_scaling(const CaseFlags& base, const RoutingFlags& routing, const Fabri
     CaseFlags flags = base;
     set_given(flags.layout, "gpus", gpus[i]);
     if (!gbs.empty()) set_given(flags.layout, "gbs", gbs[i]);
-    points.push_back(scaling_point(flags, routing, fabric, ctx));
+    points.push_back(scaling_point(flags, routing, fabric, band, ctx));
   }
   if (!json) {
     ctx.out << report::scaling_table(points);
@@ -81,6 +83,7 @@ void add_run_command(CLI::App& app, Context& ctx) {
     CaseFlags flags;
     RoutingFlags routing;
     FabricFlags fabric;
+    BandFlags band;
     bool json = false;
     std::string trace;
   };
@@ -92,12 +95,13 @@ void add_run_command(CLI::App& app, Context& ctx) {
   add_case_flags(*sub, args->flags);
   add_routing_flags(*sub, args->routing);
   add_fabric_flags(*sub, args->fabric);
+  add_band_flags(*sub, args->band);
   sub->add_flag("--json", args->json, "Print the StepReport as JSON");
   sub->add_option("--trace", args->trace, "Write a Chrome trace / Perfetto JSON of the step to FILE");
   sub->callback([&ctx, args] {
     if (!list_of(args->flags.layout, "gpus").empty()) {
       if (!args->trace.empty()) throw UsageError("--trace takes one case; give --gpus a single value");
-      run_scaling(args->flags, args->routing, args->fabric, ctx, args->json);
+      run_scaling(args->flags, args->routing, args->fabric, args->band, ctx, args->json);
       return;
     }
     if (!list_of(args->flags.layout, "gbs").empty()) throw UsageError("--gbs A,B,...: only with --gpus A,B,...");
@@ -112,7 +116,9 @@ void add_run_command(CLI::App& app, Context& ctx) {
       if (!f) throw UsageError("--trace: cannot write " + args->trace);
       report::write_chrome_trace(f, p.workload->graph, *p.result);
     }
-    ctx.out << (args->json ? report::to_json_text(p.report) : report::to_table(p.report));
+    auto shown = p.report;
+    BandAttacher(args->band, ctx, prepared.options).attach(shown, prepared.c);
+    ctx.out << (args->json ? report::to_json_text(shown) : report::to_table(shown));
     if (!args->json) ctx.out << "  kernel model: " << kernel_model.why << "\n";
   });
 }

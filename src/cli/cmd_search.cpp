@@ -1,17 +1,25 @@
 // moesim search: rank the layouts of a model on a cluster (src/search): enumerate, screen with the layout rules
 // and the memory model, rank by the closed-form estimate, verify the best with the engine.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 
+#include "bands/attach.hpp"
+#include "bands/resolution.hpp"
 #include "cli/context.hpp"
 #include "cli/opt_case.hpp"
+#include "config/data_dir.hpp"
 #include "core/error.hpp"
 #include "core/progress.hpp"
+#include "core/text.hpp"
 #include "search/search_mpi.hpp"
 #include "search/search_output.hpp"
 #include "search/search_run.hpp"
@@ -64,6 +72,48 @@ std::string bool_pins(const std::string& flag, const std::vector<std::string>& v
   return s;
 }
 
+// Per ranked layout, the chance that it is truly faster than the first (bands/resolution.hpp: from the orders of
+// the bundled layout sweeps), by the engine's time where verified, else the estimate's. Empty without the
+// bundled error table.
+std::vector<double> resolution(const search::SearchResult& r, const Context& ctx) {
+  const auto file = bands::error_table_path(config::data_dir(ctx.data_dir));
+  if (r.ranking.empty() || !std::filesystem::exists(file)) return {};
+  const auto rows = bands::read_error_table(file);
+  const auto time = [](const search::RankedLayout& l) {
+    return l.simulated ? l.simulated->step_time_s : l.estimate.step_time_s;
+  };
+  std::vector<double> chances;
+  for (const auto& l : r.ranking)
+    chances.push_back(
+        &l == &r.ranking.front() ? 0.5 : bands::chance_truly_faster(rows, std::log(time(l) / time(r.ranking[0]))));
+  return chances;
+}
+
+// Which layouts moesim cannot tell apart from the first, and which to measure.
+std::string resolution_text(const std::vector<double>& chances) {
+  if (chances.size() < 2) return "";
+  std::ostringstream o;
+  o << "\nresolution (how often moesim orders two layouts of one job right at such a gap, from the bundled layout "
+       "sweeps; docs/accuracy.md \"Error bands\"):\n";
+  std::vector<std::size_t> close;
+  for (std::size_t i = 1; i < chances.size(); ++i) {
+    o << "  rank " << i + 1 << ": " << fixed_decimals(100 * chances[i], 0) << " % chance to be faster than rank 1\n";
+    if (chances[i] >= 0.2) close.push_back(i);
+  }
+  if (close.empty()) {
+    o << "  rank 1 is faster than each of the others with at least 80 % confidence\n";
+    return o.str();
+  }
+  o << "  not told apart from rank 1 (at least a 20 % chance to be faster):";
+  for (auto i : close) o << " rank " << i + 1;
+  std::sort(close.begin(), close.end(), [&](std::size_t a, std::size_t b) { return chances[a] > chances[b]; });
+  o << "\n  worth measuring: rank 1";
+  for (std::size_t k = 0; k < close.size() && k < 2; ++k) o << ", rank " << close[k] + 1;
+  o << " (Megatron arguments above). Measured steps given as --anchor FILE to `run` fix the level of the "
+       "predictions; a single factor leaves their order as it is\n";
+  return o.str();
+}
+
 }  // namespace
 
 void add_search_command(CLI::App& app, Context& ctx) {
@@ -82,7 +132,10 @@ void add_search_command(CLI::App& app, Context& ctx) {
       "closed-form estimate, the best verified with the engine");
   add_case_flags(*sub, args->flags);
   sub->add_option("--top", args->options.top, "Layouts in the ranking (default 10)")->check(CLI::PositiveNumber);
-  sub->add_option("--verify", args->options.verify, "Of those, re-simulated with the engine (default 3)")
+  sub->add_option(
+         "--verify", args->options.verify,
+         "Of those, re-simulated with the engine (default 3); more are while one could still enter the engine's top "
+         "--verify, and the verified are ranked by the engine")
       ->check(CLI::NonNegativeNumber);
   sub->add_flag("--exhaustive", args->options.exhaustive,
                 "Estimate every candidate (default: skip those whose lower bound cannot reach the top; same ranking)");
@@ -144,7 +197,15 @@ void add_search_command(CLI::App& app, Context& ctx) {
       if (!f) throw UsageError("--csv: cannot write " + args->csv);
       f << search::to_csv(result);
     }
-    ctx.out << (args->json ? search::to_json(result).dump(2) + "\n" : search::to_table(result));
+    const auto chances = resolution(result, ctx);
+    if (args->json) {
+      auto j = search::to_json(result);
+      for (std::size_t i = 0; i < chances.size() && i < j["ranking"].size(); ++i)
+        j["ranking"][i]["chance_faster_than_first"] = chances[i];
+      ctx.out << j.dump(2) << "\n";
+    } else {
+      ctx.out << search::to_table(result) << resolution_text(chances);
+    }
   });
 }
 

@@ -29,5 +29,6 @@ void add_search_command(CLI::App& app, Context& ctx);
 void add_merge_command(CLI::App& app, Context& ctx);
 void add_validate_command(CLI::App& app, Context& ctx);
 void add_sweep_command(CLI::App& app, Context& ctx);
+void add_bands_command(CLI::App& app, Context& ctx);
 
 }  // namespace moesim::cli

@@ -67,6 +67,14 @@ std::string scaling_table(const std::vector<ScalingPoint>& points) {
                   points.back().report.gpus);
     out += line;
   }
+  for (const auto& p : points)
+    if (p.report.band) {
+      const auto& b = *p.report.band;
+      std::snprintf(line, sizeof line, "%7d GPUs: %2.0f %% band %.3f .. %.3f s, %.0f .. %.0f tokens/s/GPU\n",
+                    p.report.gpus, 100 * b.coverage, b.step_time_low_s, b.step_time_high_s, b.tokens_per_s_per_gpu_low,
+                    b.tokens_per_s_per_gpu_high);
+      out += line;
+    }
   return out;
 }
 

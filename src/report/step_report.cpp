@@ -6,6 +6,16 @@
 
 namespace moesim::report {
 
+namespace {
+nlohmann::ordered_json band_json(const ErrorBand& b) {
+  return {{"coverage", b.coverage},
+          {"step_time_s", {b.step_time_low_s, b.step_time_high_s}},
+          {"tokens_per_s_per_gpu", {b.tokens_per_s_per_gpu_low, b.tokens_per_s_per_gpu_high}},
+          {"tflops_per_gpu", {b.tflops_per_gpu_low, b.tflops_per_gpu_high}},
+          {"basis", b.basis}};
+}
+}  // namespace
+
 std::string to_json_text(const StepReport& r) {
   nlohmann::ordered_json j;
   j["model"] = r.model;
@@ -50,6 +60,15 @@ std::string to_json_text(const StepReport& r) {
   }
   if (!r.straggler_model.empty())
     j["stragglers"] = {{"model", r.straggler_model}, {"ranks", r.straggler_ranks}, {"wait_s", r.straggler_wait_s}};
+  if (r.band) j["band"] = band_json(*r.band);
+  if (r.anchored)
+    j["anchored"] = {{"file", r.anchored->file},
+                     {"rows", r.anchored->rows},
+                     {"time_factor", r.anchored->time_factor},
+                     {"step_time_s", r.anchored->step_time_s},
+                     {"tokens_per_s_per_gpu", r.anchored->tokens_per_s_per_gpu},
+                     {"tflops_per_gpu", r.anchored->tflops_per_gpu},
+                     {"band", band_json(r.anchored->band)}};
   j["simulated_ops"] = r.simulated_ops;
   j["simulated_ranks"] = r.simulated_ranks;
   return j.dump(2) + "\n";
@@ -99,6 +118,9 @@ std::string to_table(const StepReport& r) {
   // Names and the layout summary have no length bound: concatenated, not through the fixed-size line buffer.
   out += r.model + " on " + std::to_string(r.gpus) + " x " + r.system + ", " + r.layout_summary + "\n";
   add("  step time          %10.3f s\n", r.step_time_s);
+  if (r.band)
+    add("    %2.0f %% band       %10.3f .. %.3f s\n", 100 * r.band->coverage, r.band->step_time_low_s,
+        r.band->step_time_high_s);
   add("  tokens/s/GPU       %10.1f\n", r.tokens_per_s_per_gpu);
   add("  TFLOPS/GPU         %10.1f   (%s FLOPs, %.2f GFLOP/token)\n", r.tflops_per_gpu, r.flops_convention.c_str(),
       r.flops_per_token / 1e9);
@@ -116,6 +138,17 @@ std::string to_table(const StepReport& r) {
     add("  stragglers: %s over %d ranks (assumed jitter): %.3f s expected wait for the slowest\n",
         r.straggler_model.c_str(), r.straggler_ranks, r.straggler_wait_s);
   add("  kernel costs: %s\n", r.kernel_cost_model.c_str());
+  if (r.band) out += "  error band: " + r.band->basis + "\n";
+  if (r.anchored) {
+    const auto& a = *r.anchored;
+    add("  anchored           %10.3f s   (x%.3f on the time, from %d measured row%s of ", a.step_time_s, a.time_factor,
+        a.rows, a.rows == 1 ? "" : "s");
+    out += a.file + ")\n";
+    add("    %2.0f %% band       %10.3f .. %.3f s\n", 100 * a.band.coverage, a.band.step_time_low_s,
+        a.band.step_time_high_s);
+    add("  tokens/s/GPU       %10.1f   anchored\n", a.tokens_per_s_per_gpu);
+    out += "  anchored band: " + a.band.basis + "\n";
+  }
   return out;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // StepReport: what one simulated training step predicts, with stable field names (the `--json` contract).
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,26 @@ struct RoutingLayerReport {
   double dropped_fraction = 0;  // token copies dropped by the capacity factor
   double pace = 1;              // the most loaded rank's expert work and exchange bytes over a balanced rank's
   double lost_s = 0;            // busy time that rank adds per step (experts + exchanges, all micro-batches)
+};
+
+// The interval that holds the measured values with probability `coverage` (bands/band.hpp: from moesim's errors on
+// the bundled rows most like the case), when one is attached.
+struct ErrorBand {
+  double coverage = 0;
+  double step_time_low_s = 0, step_time_high_s = 0;
+  double tokens_per_s_per_gpu_low = 0, tokens_per_s_per_gpu_high = 0;
+  double tflops_per_gpu_low = 0, tflops_per_gpu_high = 0;
+  std::string basis;  // what it was built from
+};
+
+// The prediction anchored on measured steps of the user's job (bands/anchor.hpp): one factor on the time, from
+// `rows` rows of `file`, and the anchored band.
+struct AnchoredPrediction {
+  std::string file;
+  int rows = 0;
+  double time_factor = 1;
+  double step_time_s = 0, tokens_per_s_per_gpu = 0, tflops_per_gpu = 0;
+  ErrorBand band;
 };
 
 struct StepReport {
@@ -51,6 +72,8 @@ struct StepReport {
   std::string straggler_model;  // empty = none
   double straggler_wait_s = 0;
   int straggler_ranks = 0;
+  std::optional<ErrorBand> band;
+  std::optional<AnchoredPrediction> anchored;
 };
 
 std::string to_json_text(const StepReport& r);  // pretty JSON, stable key order
