@@ -1,21 +1,27 @@
 #!/usr/bin/env bash
 # Calibration run on the GPU machine, everything written under OUT_DIR (the one folder copied back):
 #
-#   tools/calibrate.sh OUT_DIR [--quick] [--only SUITES] [--commit SHA]   build with nvcc, run the suites
-#   tools/calibrate.sh OUT_DIR --dry-run [--quick] [--only SUITES]        print the plan; needs no GPU, no nvcc
-#   tools/calibrate.sh BUILD_DIR --build-only [--arch sm_90]              compile only (tools/test.sh; no GPU)
+#   bash tools/calibrate.sh OUT_DIR [--quick] [--only SUITES] [--commit SHA]   build with nvcc, run the suites
+#   bash tools/calibrate.sh OUT_DIR --dry-run [--quick] [--only SUITES]        print the plan; no GPU, no nvcc
+#   bash tools/calibrate.sh BUILD_DIR --build-only [--arch sm_90]              compile only (tools/test.sh; no GPU)
 #
+# Call it with bash: the copy sent to the GPU machine may not keep the exec bit (this script calls itself so too).
 # SUITES: comma-separated of memcpy, moe, gemm, grouped_gemm (the CUDA program, kernels-sim/cuda/*.cu),
 # attention (calib_attention.py: PyTorch SDPA, cuDNN and flash backends) and host (calib_host.py: PyTorch eager
-# dispatch). Default: all. --commit names the project commit when the machine has no git metadata.
+# dispatch). Default: all. --commit names the project commit when the machine has no git metadata: give a literal
+# SHA written into the command where git works (`--commit $(git rev-parse HEAD)` expands on the GPU machine, where
+# there is no .git); a --commit without a value is "unknown" in PROVENANCE.md, never a reason to stop.
 #
-# The build uses nvcc alone (no CMake, none of the simulator's dependencies), linking only cuBLAS and cuBLASLt.
+# The build uses nvcc alone (no CMake, none of the simulator's dependencies), linking only cuBLAS and cuBLASLt, from
+# the folder they were found in and with an rpath to it (no loader path needed at run time).
 # OUT_DIR gets at most 7 files: kernels.jsonl, attention.jsonl, host_costs.jsonl (records), run.log (this
 # script's output, written as it goes), build.log, clocks.csv (nvidia-smi clocks, power and throttle reasons every
 # 250 ms for the whole run) and PROVENANCE.md (GPU, driver, CUDA, cuBLAS, cuDNN, PyTorch, commit, date, what
-# each suite measures, stage times, record and skip counts). Each stage runs under a time cap so that a whole run,
-# cold build included, ends within 5 minutes (the caps: --dry-run prints them). A failing configuration is a skip
-# record with its error; a failing stage is logged and the others still run.
+# each suite measures, stage times, record and skip counts). Every record line carries `written_at` (UTC, ms) and
+# clocks.csv is sampled in UTC, so clocks can be matched to records. Each stage runs under a time cap so that a
+# whole run, cold build included, fits one device command of 10 minutes with a minute to spare: 480 s at most
+# (quick 330 s), inside the 15 minutes of device time a task has (the caps: --dry-run prints them). A failing
+# configuration is a skip record with its error; a failing stage is logged and the others still run.
 #
 # Fitting happens afterwards, on the CPU machine: `moesim fit --data OUT_DIR` (kernels-sim/fits/README.md).
 # Without a GPU this script refuses to run: measurements are never synthesised.
@@ -32,12 +38,17 @@ usage() {
   exit 1
 }
 
-out="" quick=0 only="" dry=0 build_only=0 arch="" commit=""
+out="" quick=0 only="" dry=0 build_only=0 arch="" commit="" commit_missing=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) quick=1; shift ;;
     --only) [[ $# -ge 2 ]] || usage; only="$2"; shift 2 ;;
-    --commit) [[ $# -ge 2 ]] || usage; commit="$2"; shift 2 ;;
+    # `--commit $(git rev-parse HEAD)` run where there is no .git expands to a bare --commit (or to "--commit ''"):
+    # the commit is then unknown, and the option after it is not taken for a SHA.
+    --commit)
+      if [[ $# -ge 2 && -n "$2" && "$2" != -* ]]; then commit="$2"; shift 2
+      else commit_missing=1; [[ $# -ge 2 && -z "$2" ]] && shift; shift; fi ;;
+    --commit=*) commit="${1#--commit=}"; [[ -n "$commit" ]] || commit_missing=1; shift ;;
     --arch) [[ $# -ge 2 ]] || usage; arch="$2"; shift 2 ;;
     --dry-run) dry=1; shift ;;
     --build-only) build_only=1; shift ;;
@@ -61,11 +72,20 @@ for s in "${wanted[@]}"; do
   esac
 done
 
-# ---- time caps (seconds): their sum stays under 5 minutes ---------------------------------------------------------
-# The cold build is about 25 s of CPU time in all on a 2-core CPU machine (nvcc 13.0), run one file per core.
-cap_build=110
-if [[ $quick -eq 1 ]]; then cap_kernels=45 cap_attention=40 cap_host=20; else cap_kernels=70 cap_attention=55 cap_host=30; fi
-cap_total=$((cap_build + cap_kernels + cap_attention + cap_host + 15))  # + provenance (imports torch), summaries
+# ---- time caps (seconds) --------------------------------------------------------------------------------------------
+# One device command may run 600 s and a task has 900 s of device time in all, the machine's start (a minute or
+# two) included. The whole run fits one command with 60 s to spare (copying the tree in and $OUT back, the
+# timeout's margin): full 480 s, quick 330 s, so a quick run plus its machine's start leaves room for a second
+# quick run. The cold build is about 25 s of CPU time in all (nvcc 13.0), one file per core. Attention gets the
+# largest share: each new cuDNN shape builds a cuDNN graph on its first call (seconds per configuration).
+device_command_s=600 device_spare_s=60
+cap_build=90 cap_overhead=30  # overhead: provenance (imports torch), the summary, each stage's kill-after margin
+if [[ $quick -eq 1 ]]; then cap_kernels=60 cap_attention=120 cap_host=30; else cap_kernels=120 cap_attention=200 cap_host=40; fi
+cap_total=$((cap_build + cap_kernels + cap_attention + cap_host + cap_overhead))
+if ((cap_total + device_spare_s > device_command_s)); then
+  echo "calibrate.sh: the stage caps add up to $cap_total s, past one device command ($device_command_s s - $device_spare_s s)" >&2
+  exit 2
+fi
 
 # ---- the build command --------------------------------------------------------------------------------------------
 nvcc="${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"
@@ -76,43 +96,65 @@ fi
 sm="${arch#sm_}"
 bin_dir="${BUILD_DIR:-$root/build-calib}"
 [[ $build_only -eq 1 ]] && bin_dir="$out"
-# cuBLAS from the CUDA toolkit; else from PyTorch's pip packages (nvidia-cublas: versioned files only, so they are
-# linked by path, with an rpath).
-extra_flags=()
-link_libs="-lcublasLt -lcublas"
+# cuBLAS and cuBLASLt: the CUDA toolkit's (next to nvcc), else PyTorch's pip package (nvidia-cublas). Whichever is
+# found is linked from its folder by file name (-L DIR -l:FILE: nvcc refuses a versioned .so.13 given as a path,
+# and the pip package has only versioned files) with an rpath to that folder, so the program loads the copy it was
+# built against whether or not the folder is on the loader's path (a library the loader cannot find exits 127
+# before main, and every record of the CUDA suites would be lost).
 cuda_home="$(cd "$(dirname "$(readlink -f "$nvcc" 2>/dev/null || echo "$nvcc")")/.." 2>/dev/null && pwd)"
-if ! ls "$cuda_home"/lib64/libcublasLt.so* "$cuda_home"/targets/*/lib/libcublasLt.so* >/dev/null 2>&1; then
-  lib="$("$python" -c 'import glob, os, nvidia; print(next(iter(sorted(glob.glob(os.path.join(list(nvidia.__path__)[0], "**", "libcublasLt.so*"), recursive=True))), ""))' 2>/dev/null)"
-  if [[ -n "$lib" ]]; then
-    libdir="$(dirname "$lib")"
-    blas="$(ls "$libdir"/libcublas.so* 2>/dev/null | head -1)"
-    extra_flags+=(-Xlinker -rpath="$libdir")
-    [[ -d "$libdir/../include" ]] && extra_flags+=(-I"$libdir/../include")
-    link_libs="$lib ${blas:--lcublas}"
-  fi
+# The folder holding both libraries, or nothing.
+find_cublas_dir() {
+  local d
+  for d in "$cuda_home/lib64" "$cuda_home"/targets/*/lib "$cuda_home/lib"; do
+    if compgen -G "$d/libcublasLt.so*" >/dev/null && compgen -G "$d/libcublas.so*" >/dev/null; then
+      echo "$d"
+      return
+    fi
+  done
+  d="$("$python" -c 'import glob, os, nvidia
+for p in list(nvidia.__path__):
+    for f in sorted(glob.glob(os.path.join(p, "**", "libcublasLt.so*"), recursive=True)):
+        if glob.glob(os.path.join(os.path.dirname(f), "libcublas.so*")):
+            print(os.path.dirname(f)); raise SystemExit' 2>/dev/null | head -1)"
+  [[ -n "$d" ]] && echo "$d"
+}
+# A library file in a folder: the unversioned name when there is one, else the shortest versioned one.
+library_in() { ls -1 "$1"/"$2".so* 2>/dev/null | sort -V | head -1; }
+extra_flags=()
+link_libs=(-lcublasLt -lcublas)  # nothing found: the linker's search (the build log says what is missing)
+cublas_dir="$(find_cublas_dir)"
+if [[ -n "$cublas_dir" ]]; then
+  cublas_dir="$(cd "$cublas_dir" && pwd -P)"
+  link_libs=("-L$cublas_dir" "-l:$(basename "$(library_in "$cublas_dir" libcublasLt)")"
+    "-l:$(basename "$(library_in "$cublas_dir" libcublas)")")
+  extra_flags+=(-Xlinker "-rpath=$cublas_dir")
+  [[ "$cublas_dir" != "$cuda_home"/* && -d "$cublas_dir/../include" ]] && extra_flags+=("-I$cublas_dir/../include")
 fi
 sources=("$cuda_dir"/*.cu "$cuda_dir"/*.cpp)
 compile_flags=(-std=c++17 -O2 "-gencode=arch=compute_${sm},code=[sm_${sm},compute_${sm}]" -Xcompiler=-Wall,-Wextra)
+# The commands as printed by --dry-run and build.log (the build runs them from arrays, never through eval).
 compile_cmd() { echo "$nvcc ${compile_flags[*]} ${extra_flags[*]} -c $1 -o $bin_dir/$(basename "$1").o"; }
-link_cmd="$nvcc ${compile_flags[*]} ${extra_flags[*]} $bin_dir/*.o $link_libs -o $bin_dir/moesim_calib"
+link_cmd="$nvcc ${compile_flags[*]} ${extra_flags[*]} $bin_dir/*.o ${link_libs[*]} -o $bin_dir/moesim_calib"
 
 # Compiles every translation unit in parallel, then links; returns nvcc's status. Output to stdout.
 build() {
   mkdir -p "$bin_dir" && rm -f "$bin_dir"/*.o "$bin_dir/moesim_calib"
-  local pids=() status=0
+  local pids=() status=0 src
   for src in "${sources[@]}"; do
-    (cd "$root" && eval "$(compile_cmd "$src")") &
+    echo "$(compile_cmd "$src")"
+    (cd "$root" && "$nvcc" "${compile_flags[@]}" "${extra_flags[@]}" -c "$src" -o "$bin_dir/$(basename "$src").o") &
     pids+=($!)
   done
   for p in "${pids[@]}"; do wait "$p" || status=1; done
   [[ $status -eq 0 ]] || return 1
-  (cd "$root" && eval "$link_cmd")
+  echo "$link_cmd"
+  (cd "$root" && "$nvcc" "${compile_flags[@]}" "${extra_flags[@]}" "$bin_dir"/*.o "${link_libs[@]}" -o "$bin_dir/moesim_calib")
 }
 
 if [[ $build_only -eq 1 ]]; then
   [[ -x "$nvcc" ]] || { echo "calibrate.sh: nvcc not found (set NVCC)" >&2; exit 2; }
   build || { echo "calibrate.sh: the build failed" >&2; exit 2; }
-  echo "calibrate.sh: built $bin_dir/moesim_calib ($arch)"
+  echo "calibrate.sh: built $bin_dir/moesim_calib ($arch; cuBLAS from ${cublas_dir:-the search path of the linker})"
   exit 0
 fi
 
@@ -149,7 +191,8 @@ if [[ $dry -eq 1 ]]; then
   fi
   echo
   echo "Expected records: $records (each a time or a skip record with its error)"
-  echo "Time budget: build ${cap_build} s + kernels ${cap_kernels} s + attention ${cap_attention} s + host ${cap_host} s + 15 s = ${cap_total} s at most (the whole run must fit in 5 min = 300 s)"
+  echo "cuBLAS: ${cublas_dir:-not found next to $nvcc nor in the pip package nvidia-cublas} (linked from that folder, rpath to it)"
+  echo "Time budget: build ${cap_build} s + kernels ${cap_kernels} s + attention ${cap_attention} s + host ${cap_host} s + ${cap_overhead} s = ${cap_total} s at most (one device command: ${device_command_s} s; give it timeout_s $((cap_total + device_spare_s)))"
   echo "Before the first timed suite: 1.5 s of BF16 8192^3 GEMMs (global warm-up)."
   exit 0
 fi
@@ -179,7 +222,7 @@ run_all() {
     "timestamp,clocks.sm,clocks.mem,clocks.max.sm,power.draw,power.limit,temperature.gpu,utilization.gpu,clocks_throttle_reasons.active,clocks_throttle_reasons.sw_power_cap,clocks_throttle_reasons.hw_slowdown,clocks_throttle_reasons.sw_thermal_slowdown,clocks_throttle_reasons.hw_thermal_slowdown" \
     "timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu"; do
     if nvidia-smi --query-gpu="$fields" --format=csv,noheader -i 0 >/dev/null 2>&1; then
-      nvidia-smi --query-gpu="$fields" --format=csv -lms 250 -i 0 >"$out/clocks.csv" 2>/dev/null &
+      TZ=UTC nvidia-smi --query-gpu="$fields" --format=csv -lms 250 -i 0 >"$out/clocks.csv" 2>/dev/null &
       sampler=$!
       log "clock sampler: pid $sampler, fields $fields"
       break
@@ -189,25 +232,31 @@ run_all() {
   trap '[[ -n "$sampler" ]] && kill "$sampler" 2>/dev/null' EXIT
 
   if [[ -z "$commit" ]]; then
-    commit="$(git -C "$root" rev-parse HEAD 2>/dev/null)" &&
-      { git -C "$root" diff --quiet HEAD 2>/dev/null || commit="$commit (with local changes)"; } ||
+    if [[ -d "$root/.git" || -f "$root/.git" ]] && commit="$(git -C "$root" rev-parse HEAD 2>/dev/null)" && [[ -n "$commit" ]]; then
+      git -C "$root" diff --quiet HEAD 2>/dev/null || commit="$commit (with local changes)"
+    elif [[ $commit_missing -eq 1 ]]; then
+      commit="unknown (--commit was given without a SHA and there is no git metadata here)"
+    else
       commit="unknown (no git metadata here; pass --commit SHA)"
+    fi
   fi
+  log "project commit: $commit"
   py_versions="$("$python" -c 'import torch, triton; print("torch %s (CUDA %s), cuDNN %s, triton %s" % (torch.__version__, torch.version.cuda, torch.backends.cudnn.version(), triton.__version__))' 2>&1 | tail -1)"
   cudnn_header="$(grep -hE '^#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) ' "$cuda_home"/include/cudnn_version.h 2>/dev/null | awk '{printf "%s%s", sep, $3; sep="."}')"
-  cublas_lib="$(ls "$cuda_home"/lib64/libcublasLt.so.*.* "$cuda_home"/targets/*/lib/libcublasLt.so.*.* 2>/dev/null | head -1)"
+  cublas_lib=""
+  [[ -n "$cublas_dir" ]] && cublas_lib="$(ls -1 "$cublas_dir"/libcublasLt.so.* 2>/dev/null | sort -V | tail -1)"
   {
     echo "# Provenance of the calibration records in this folder"
     echo
     echo "- GPU: $gpu_name ($(nvidia-smi --query-gpu=compute_cap,memory.total,power.limit,clocks.max.sm,clocks.max.memory,vbios_version --format=csv,noheader -i 0 2>/dev/null | head -1); compute capability, memory, power limit, max SM and memory clocks, VBIOS)"
     echo "- driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader -i 0 2>/dev/null | head -1)"
     echo "- CUDA (nvcc): $("$nvcc" --version 2>/dev/null | tail -2 | head -1)"
-    echo "- cuBLAS: ${cublas_lib:+$(basename "$cublas_lib") (library file); }the version each GEMM record carries (software.cublas, cublasLtGetVersion)"
+    echo "- cuBLAS: ${cublas_lib:+$cublas_lib (library file, linked with an rpath to its folder); }the version each GEMM record carries (software.cublas, cublasLtGetVersion)"
     echo "- cuDNN: ${cudnn_header:-no cudnn_version.h in $cuda_home/include}; PyTorch's: see the next line"
     echo "- Python stack: $py_versions"
     echo "- project commit: $commit"
     echo "- date (UTC): $(date -u +%Y-%m-%dT%H:%M:%SZ); host: $(hostname 2>/dev/null || cat /etc/hostname 2>/dev/null); $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ //'))"
-    echo "- command: tools/calibrate.sh $out${quick_flag[*]:+ ${quick_flag[*]}}${only:+ --only $only}"
+    echo "- command: bash tools/calibrate.sh $out${quick_flag[*]:+ ${quick_flag[*]}}${only:+ --only $only}"
     echo
     echo "## What was measured"
     echo
@@ -224,7 +273,8 @@ run_all() {
     echo "  (FlashAttention-2) = dtype bf16_fa2 (kept as data)."
     echo "- host_costs.jsonl (calib_host.py): PyTorch eager dispatch time per op kind on this machine's CPU with the GPU"
     echo "  idle, eager and from a CUDA graph."
-    echo "- clocks.csv: nvidia-smi samples every 250 ms for the whole run. Clocks were not locked."
+    echo "- clocks.csv: nvidia-smi samples every 250 ms for the whole run, time stamps in UTC. Every record line's"
+    echo "  written_at is the UTC time it was written (the configuration ran since the line before). Clocks were not locked."
     echo
     echo "## nvidia-smi at the start"
     echo
@@ -253,7 +303,13 @@ run_all() {
   }
 
   if [[ -n "$cuda_suites" ]]; then
-    if stage build "$cap_build" "$out/build.log" "$root/tools/calibrate.sh" "$bin_dir" --build-only --arch "$arch"; then
+    if stage build "$cap_build" "$out/build.log" bash "$root/tools/calibrate.sh" "$bin_dir" --build-only --arch "$arch"; then
+      # The libraries the program will load (a "not found" line here would exit 127 before any record).
+      ldd "$bin_dir/moesim_calib" 2>&1 | grep -E 'cublas|not found' | sed 's/^[[:space:]]*/  ldd: /'
+      if ldd "$bin_dir/moesim_calib" 2>/dev/null | grep -q 'not found' && [[ -n "$cublas_dir" ]]; then
+        export LD_LIBRARY_PATH="$cublas_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+        log "a library was not found by the loader; LD_LIBRARY_PATH=$LD_LIBRARY_PATH for the kernels stage"
+      fi
       stage kernels "$cap_kernels" - "$bin_dir/moesim_calib" --out "$out/kernels.jsonl" --only "$cuda_suites" \
         --budget-s $((cap_kernels - 10)) "${quick_flag[@]}"
     else
@@ -263,7 +319,7 @@ run_all() {
   fi
   if [[ $run_attention -eq 1 ]]; then
     stage attention "$cap_attention" - "$python" "$cuda_dir/calib_attention.py" \
-      --out "$out/attention.jsonl" --budget-s $((cap_attention - 15)) "${quick_flag[@]}"
+      --out "$out/attention.jsonl" --budget-s $((cap_attention - 30)) "${quick_flag[@]}"
   fi
   if [[ $run_host -eq 1 ]]; then
     stage host "$cap_host" - "$python" "$cuda_dir/calib_host.py" \

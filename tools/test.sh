@@ -17,6 +17,6 @@ fi
 tools/build.sh
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   echo "test.sh: nvcc found, compiling the CUDA calibration program (kernels-sim/cuda)"
-  tools/calibrate.sh build/calib --build-only
+  bash tools/calibrate.sh build/calib --build-only
 fi
 cd build && ctest --output-on-failure -j"$(nproc)"

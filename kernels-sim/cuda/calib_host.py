@@ -63,7 +63,7 @@ def rehearse(quick):
     gpu, software, date = calib_jsonl.rehearsal_device()
     cpu = {"model": "REHEARSAL", "logical_cpus": 16}
     n, r = sizes(quick)
-    out = calib_jsonl.Output(None)
+    out = calib_jsonl.Output(None, written_at=lambda: calib_jsonl.REHEARSAL_WRITTEN_AT)
     source = calib_jsonl.REHEARSAL_SOURCE.format("calib_host.py --rehearse")
     for i, (op, mode) in enumerate(plan(quick)):
         t = (1.5 if mode == "cuda_graph" else 9.0) + 0.5 * i

@@ -13,6 +13,14 @@ START = time.monotonic()  # the process's start, before torch is imported: budge
 
 # The source field of rehearsal records; `moesim fit` refuses records whose source starts with "REHEARSAL".
 REHEARSAL_SOURCE = "REHEARSAL {}: fake timings from a formula, NOT a measurement"
+# The written_at stamp of every rehearsal line (calib_rehearsal.cpp's): plainly not a real time.
+REHEARSAL_WRITTEN_AT = "1970-01-01T00:00:00.000Z"
+
+
+def utc_now_ms():
+    """The current UTC time with milliseconds, "2026-12-04T03:01:02.123Z" (calib_record.cpp's utc_now_ms)."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + "{:03d}Z".format(now.microsecond // 1000)
 
 
 def stats_us(samples_us):
@@ -84,14 +92,19 @@ class Budget:
 
 
 class Output:
-    """Appends lines to a JSONL file (flushed per line), or writes them to stdout for a rehearsal."""
+    """Appends lines to a JSONL file (flushed per line), or writes them to stdout for a rehearsal. Each line gets
+    "written_at" as its last key: the UTC time it was written (utc_now_ms), or the rehearsal's fixed stamp, so
+    clocks.csv samples can be matched to records (the configuration ran since the previous line's stamp)."""
 
-    def __init__(self, path):
+    def __init__(self, path, written_at=utc_now_ms):
         self.f = open(path, "a", encoding="utf-8") if path else None
+        self.written_at = written_at
         self.written = 0
         self.skipped = 0
 
     def put(self, record):
+        record = dict(record)
+        record["written_at"] = self.written_at()
         text = line(record) + "\n"
         if self.f:
             self.f.write(text)

@@ -1,7 +1,9 @@
 #include "calib_record.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <ctime>
 #include <stdexcept>
 
 namespace calib {
@@ -50,8 +52,8 @@ std::string head(const Record& r) {
   return o;
 }
 
-// Everything after the time: the GPU, the software, when and who.
-std::string tail(const DeviceInfo& d, const std::string& source) {
+// Everything after the time: the GPU, the software, when and who, and when the line was written.
+std::string tail(const DeviceInfo& d, const std::string& source, const std::string& written_at) {
   std::string o = ",\"gpu\":{\"name\":" + quoted(d.name) + ",\"sm_count\":" + std::to_string(d.sm_count);
   if (d.sm_clock_mhz > 0) o += ",\"sm_clock_mhz\":" + number("%.1f", d.sm_clock_mhz);
   if (d.mem_clock_mhz > 0) o += ",\"mem_clock_mhz\":" + number("%.1f", d.mem_clock_mhz);
@@ -64,8 +66,9 @@ std::string tail(const DeviceInfo& d, const std::string& source) {
       o += sep + "\"" + key + "\":" + quoted(value);
       sep = ",";
     }
-  o += "},\"date\":" + quoted(d.date) + ",\"source\":" + quoted(source) + "}";
-  return o;
+  o += "},\"date\":" + quoted(d.date) + ",\"source\":" + quoted(source);
+  if (!written_at.empty()) o += ",\"written_at\":" + quoted(written_at);
+  return o + "}";
 }
 
 }  // namespace
@@ -85,14 +88,29 @@ Stats summarise_ms(std::vector<float> ms) {
   return s;
 }
 
-std::string record_line(const Record& r, const DeviceInfo& d, const std::string& source) {
+std::string record_line(const Record& r, const DeviceInfo& d, const std::string& source,
+                        const std::string& written_at) {
   return head(r) + ",\"time_us\":{\"median\":" + number("%.4f", r.time.median_us) +
          ",\"p10\":" + number("%.4f", r.time.p10_us) + ",\"p90\":" + number("%.4f", r.time.p90_us) +
-         "},\"repeats\":" + std::to_string(r.time.repeats) + tail(d, source);
+         "},\"repeats\":" + std::to_string(r.time.repeats) + tail(d, source, written_at);
 }
 
-std::string skip_line(const Record& r, const DeviceInfo& d, const std::string& source, const std::string& error) {
-  return head(r) + ",\"skipped\":" + quoted(error.empty() ? std::string("unknown error") : error) + tail(d, source);
+std::string skip_line(const Record& r, const DeviceInfo& d, const std::string& source, const std::string& error,
+                      const std::string& written_at) {
+  return head(r) + ",\"skipped\":" + quoted(error.empty() ? std::string("unknown error") : error) +
+         tail(d, source, written_at);
+}
+
+std::string utc_now_ms() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char buf[96];  // 24 used; room for any int fields, so no truncation warning
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday,
+                utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<int>(ms));
+  return buf;
 }
 
 RecordFile::RecordFile(const std::string& path, DeviceInfo device, std::string source)
@@ -112,12 +130,12 @@ void RecordFile::put(const std::string& line) {
 }
 
 void RecordFile::write(const Record& r) {
-  put(record_line(r, device_, source_));
+  put(record_line(r, device_, source_, utc_now_ms()));
   ++written_;
 }
 
 void RecordFile::skip(const Record& r, const std::string& error) {
-  put(skip_line(r, device_, source_, error));
+  put(skip_line(r, device_, source_, error, utc_now_ms()));
   ++skipped_;
 }
 

@@ -41,10 +41,19 @@ struct Record {
 Stats summarise_ms(std::vector<float> ms);
 
 // The JSON line of a timed record / of a configuration that could not be timed (`error` says why). No newline.
-std::string record_line(const Record& r, const DeviceInfo& d, const std::string& source);
-std::string skip_line(const Record& r, const DeviceInfo& d, const std::string& source, const std::string& error);
+// `written_at` (last key; left out when empty) is the UTC time the line was written, "2026-12-04T03:01:02.123Z":
+// the configuration ran between the previous line's stamp and this one, so clocks.csv samples (nvidia-smi, in UTC)
+// can be matched to records.
+std::string record_line(const Record& r, const DeviceInfo& d, const std::string& source,
+                        const std::string& written_at = "");
+std::string skip_line(const Record& r, const DeviceInfo& d, const std::string& source, const std::string& error,
+                      const std::string& written_at = "");
 
-// Appends lines to one JSONL file, flushing after each so a run cut short keeps every finished record.
+// The current UTC time with milliseconds, "2026-12-04T03:01:02.123Z" (the written_at stamp).
+std::string utc_now_ms();
+
+// Appends lines to one JSONL file, flushing after each so a run cut short keeps every finished record; each line
+// is stamped with utc_now_ms() as it is written.
 class RecordFile {
  public:
   RecordFile(const std::string& path, DeviceInfo device, std::string source);  // throws std::runtime_error

@@ -16,6 +16,9 @@ namespace calib {
 // The source field of every rehearsal record; `moesim fit` recognises the "REHEARSAL" prefix.
 extern const char* const rehearsal_source;
 
+// The written_at stamp of every rehearsal line: plainly not a real time.
+extern const char* const rehearsal_written_at;
+
 // The device the rehearsal pretends to run on: an H200's name and SM count (so the fitter finds its peaks),
 // versions and date that are plainly not real.
 DeviceInfo rehearsal_device();

@@ -5,7 +5,9 @@
 // Every configuration of the plan (calib_plan.cpp) gives one line: its time, or a skip record with the failing
 // call and its error (the run goes on). The time left of --budget-s is shared among the suites not yet run in
 // proportion to their estimated times (calib_rehearsal.hpp), unused time passing on; past its share a suite starts
-// no new configuration (each left is a skip record), so one slow suite cannot starve the ones after it.
+// no new configuration (each left is a skip record), so one slow suite cannot starve the ones after it. A failed
+// warm-up is logged and the suites run without it; a failed setup (stream, timer) writes every configuration as a
+// skip record. Every line carries `written_at`, the UTC time it was written (calib_record.hpp).
 // Exit 0 when the run finished, 2 on bad arguments or no usable GPU, 3 when the CUDA context broke mid-run.
 #include <algorithm>
 #include <chrono>
@@ -99,61 +101,85 @@ int main(int argc, char** argv) {
   bool broken = false;
   std::string broken_by;
   cudaStream_t stream = nullptr;
+  std::unique_ptr<calib::Timer> timer;
   try {
     CALIB_CUDA(cudaStreamCreate(&stream));
-    calib::Timer timer(stream, 2 * static_cast<std::size_t>(dev.l2_bytes), dev.sm_clock_mhz);
-    calib::GemmRunner gemm(timer);
-    std::unique_ptr<calib::GroupedGemmRunner> grouped;
-    // One global warm-up before the first timed suite: clocks and power settle on sustained GEMM load.
-    std::printf("warm-up: %.1f s of BF16 8192^3 GEMMs on random data ...\n", warmup_s);
-    const double tflops = gemm.warm_up(warmup_s);
-    std::printf("warm-up: done at %.1f s, last GEMMs at %.0f TFLOP/s\n", elapsed(), tflops);
-    double estimate_left = 0;
-    for (const calib::Suite& suite : plan) estimate_left += calib::estimated_seconds(suite);
-    for (const calib::Suite& suite : plan) {
-      const double estimate = calib::estimated_seconds(suite);
-      const double share = estimate_left > 0 ? estimate / estimate_left : 1.0;
-      const double deadline = elapsed() + std::max(0.0, budget_s - elapsed()) * share;
-      estimate_left -= estimate;
-      std::printf("suite %s: %zu configurations, %d+%d calls each, until %.0f s (%s)\n", suite.name.c_str(),
-                  suite.cases.size(), suite.warmup, suite.repeats, std::min(deadline, 1e6), suite.what.c_str());
-      const calib::Settings settings{suite.warmup, suite.repeats};
-      for (calib::Record r : suite.cases) {
-        if (broken) {
-          file->skip(r, "not run: the CUDA context broke earlier (" + broken_by + ")");
-          continue;
+    timer = std::make_unique<calib::Timer>(stream, 2 * static_cast<std::size_t>(dev.l2_bytes), dev.sm_clock_mhz);
+  } catch (const std::exception& e) {  // no stream or timer: nothing can be timed, every case is a skip record
+    std::printf("moesim_calib: setup failed: %s; every configuration is written as skipped\n", e.what());
+    broken = true;
+    broken_by = std::string("setup failed: ") + e.what();
+  }
+  // The runners are made on first use, inside a case's try, so a library that cannot start (cublasLtCreate,
+  // cublasCreate) costs its own suite's records as skip records, not the other suites'.
+  std::unique_ptr<calib::GemmRunner> gemm;
+  std::unique_ptr<calib::GroupedGemmRunner> grouped;
+  // One global warm-up before the first timed suite: clocks and power settle on sustained GEMM load. It goes
+  // through cuBLASLt; when that fails the suites still run (without the warm-up), unless the context broke.
+  if (!broken) {
+    try {
+      std::printf("warm-up: %.1f s of BF16 8192^3 GEMMs on random data ...\n", warmup_s);
+      gemm = std::make_unique<calib::GemmRunner>(*timer);
+      const double tflops = gemm->warm_up(warmup_s);
+      std::printf("warm-up: done at %.1f s, last GEMMs at %.0f TFLOP/s\n", elapsed(), tflops);
+    } catch (const std::exception& e) {
+      std::printf("warm-up: FAILED (%s); the suites run without it\n", e.what());
+      gemm.reset();
+      if (!context_usable()) {
+        broken = true;
+        broken_by = std::string("warm-up: ") + e.what();
+        std::printf("the CUDA context is broken; every configuration is written as skipped\n");
+      }
+    }
+  }
+  double estimate_left = 0;
+  for (const calib::Suite& suite : plan) estimate_left += calib::estimated_seconds(suite);
+  for (const calib::Suite& suite : plan) {
+    const double estimate = calib::estimated_seconds(suite);
+    const double share = estimate_left > 0 ? estimate / estimate_left : 1.0;
+    const double deadline = elapsed() + std::max(0.0, budget_s - elapsed()) * share;
+    estimate_left -= estimate;
+    std::printf("suite %s: %zu configurations, %d+%d calls each, until %.0f s (%s)\n", suite.name.c_str(),
+                suite.cases.size(), suite.warmup, suite.repeats, std::min(deadline, 1e6), suite.what.c_str());
+    const calib::Settings settings{suite.warmup, suite.repeats};
+    for (calib::Record r : suite.cases) {
+      if (broken) {
+        file->skip(r, "not run: the CUDA context broke earlier (" + broken_by + ")");
+        continue;
+      }
+      if (elapsed() > deadline) {
+        file->skip(r, "not run: the suite's share of the " + std::to_string(static_cast<int>(budget_s)) +
+                          " s time budget was spent");
+        continue;
+      }
+      try {
+        if (suite.name == "gemm") {
+          if (!gemm) gemm = std::make_unique<calib::GemmRunner>(*timer);
+          r.time = gemm->run(r, settings);
         }
-        if (elapsed() > deadline) {
-          file->skip(r, "not run: the suite's share of the " + std::to_string(static_cast<int>(budget_s)) +
-                            " s time budget was spent");
-          continue;
+        if (suite.name == "grouped_gemm") {
+          if (!grouped) grouped = std::make_unique<calib::GroupedGemmRunner>(*timer);
+          r.time = grouped->run(r, settings);
         }
-        try {
-          if (suite.name == "gemm") r.time = gemm.run(r, settings);
-          if (suite.name == "grouped_gemm") {
-            if (!grouped) grouped = std::make_unique<calib::GroupedGemmRunner>(timer);
-            r.time = grouped->run(r, settings);
-          }
-          if (suite.name == "moe") r.time = calib::run_moe_case(timer, r, settings);
-          if (suite.name == "memcpy") r.time = calib::run_memcpy_case(timer, r, settings);
-          file->write(r);
-          std::printf("  %-60s median %10.2f us (p10 %.2f, p90 %.2f)\n", calib::describe(r).c_str(), r.time.median_us,
-                      r.time.p10_us, r.time.p90_us);
-        } catch (const std::exception& e) {  // calib::Failure, or std::bad_alloc for a host allocation
-          file->skip(r, e.what());
-          std::printf("  %-60s SKIPPED: %s\n", calib::describe(r).c_str(), e.what());
-          if (!context_usable()) {
-            broken = true;
-            broken_by = e.what();
-            std::printf("the CUDA context is broken; every configuration left is written as skipped\n");
-          }
+        if (suite.name == "moe") r.time = calib::run_moe_case(*timer, r, settings);
+        if (suite.name == "memcpy") r.time = calib::run_memcpy_case(*timer, r, settings);
+        file->write(r);
+        std::printf("  %-60s median %10.2f us (p10 %.2f, p90 %.2f)\n", calib::describe(r).c_str(), r.time.median_us,
+                    r.time.p10_us, r.time.p90_us);
+      } catch (const std::exception& e) {  // calib::Failure, or std::bad_alloc for a host allocation
+        file->skip(r, e.what());
+        std::printf("  %-60s SKIPPED: %s\n", calib::describe(r).c_str(), e.what());
+        if (!context_usable()) {
+          broken = true;
+          broken_by = e.what();
+          std::printf("the CUDA context is broken; every configuration left is written as skipped\n");
         }
       }
     }
-  } catch (const std::exception& e) {  // the stream, timer or a handle could not be set up
-    std::fprintf(stderr, "moesim_calib: setup failed: %s\n", e.what());
-    broken = true;
   }
+  grouped.reset();  // the handles and the timer's buffers go before the stream
+  gemm.reset();
+  timer.reset();
   if (stream) cudaStreamDestroy(stream);
   std::printf("moesim_calib: %d records, %d skipped, %.1f s -> %s\n", file->written(), file->skipped(), elapsed(),
               out.c_str());

@@ -65,11 +65,13 @@ TEST_CASE("JSONL record: to_jsonl then parse_jsonl gives the record back") {
   r.groups = {300, 0, 17};
   r.sms_used = 112;
   r.time = {123.25, 120.5, 130.125};
+  r.written_at = "2026-12-04T03:01:02.123Z";  // the calibration writers' stamp (kernels-sim/cuda/calib_record.hpp)
   moesim::Diagnostics diags;
   const auto back = parse_jsonl(to_jsonl(r) + "\n", "one.jsonl", diags);
   REQUIRE(diags.empty());
   REQUIRE(back.size() == 1);
   CHECK(back[0].location == "one.jsonl:1");
+  CHECK(back[0].written_at == r.written_at);
   CHECK(to_jsonl(back[0]) == to_jsonl(r));
   CHECK(back[0].groups == r.groups);
   CHECK(back[0].gpu.mem_clock_mhz == 3201);

@@ -131,6 +131,7 @@ CalibrationRecord read_record(ObjectReader& r) {
     }
   rec.date = r.string("date");
   rec.source = r.string("source");
+  rec.written_at = r.string_or("written_at", "");
   return rec;
 }
 
@@ -159,6 +160,7 @@ HostCostRecord read_host_cost(ObjectReader& r) {
   h.software = read_software(r.object("software"));
   h.date = r.string("date");
   h.source = r.string("source");
+  h.written_at = r.string_or("written_at", "");
   return h;
 }
 
@@ -308,6 +310,7 @@ std::string to_jsonl(const CalibrationRecord& r) {
   j["software"] = sw;
   j["date"] = r.date;
   j["source"] = r.source;
+  if (!r.written_at.empty()) j["written_at"] = r.written_at;
   return j.dump();
 }
 

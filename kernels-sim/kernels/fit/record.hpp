@@ -50,6 +50,9 @@ struct CalibrationRecord {
   std::map<std::string, std::string> other_software;  // cublas, cudnn, torch, python versions, when given
   std::string date;                                   // ISO 8601 date of the measurement
   std::string source;  // who measured: "kernels-sim/cuda moesim_calib", or the trace's provenance
+  // UTC time the line was written ("2026-12-04T03:01:02.123Z"), to match clocks.csv samples to records; may be
+  // empty (traces, older runs). Kept as data: the fitter does not use it.
+  std::string written_at;
 
   std::string location;  // "file:line" the record was read from (not written)
 
@@ -73,8 +76,9 @@ struct HostCostRecord {
   GpuInfo gpu;
   std::map<std::string, std::string> software;
   std::string date, source;
-  std::string skipped;   // non-empty: not measured, and why
-  std::string location;  // "file:line" (not written)
+  std::string written_at;  // UTC time the line was written; may be empty (as CalibrationRecord::written_at)
+  std::string skipped;     // non-empty: not measured, and why
+  std::string location;    // "file:line" (not written)
 };
 
 // The lines of calibration JSONL: kernel records (timed or skipped) and host-cost records.
