@@ -35,8 +35,9 @@ double Anchor::time_factor() const { return std::exp(-mean_log_error); }
 Anchor make_anchor(const std::vector<double>& time_log_errors, std::string file) {
   if (time_log_errors.empty()) {
     Diagnostics d;
-    d.add(file, "", "no row to anchor on: expected rows in the schema of data/measurements/groundtruth.csv with a "
-                    "step time or throughput that moesim predicts");
+    d.add(file, "",
+          "no row to anchor on: expected rows in the schema of data/measurements/groundtruth.csv with a "
+          "step time or throughput that moesim predicts");
     d.throw_if_any();
   }
   Anchor a;

@@ -26,7 +26,8 @@ struct Anchor {
 Anchor make_anchor(const std::vector<double>& time_log_errors, std::string file);
 
 // The band of an anchored prediction from the pairs of every sweep group but `exclude_group`.
-Band anchored_band(const std::vector<ErrorRow>& rows, const BandOptions& options, const std::string& exclude_group = "");
+Band anchored_band(const std::vector<ErrorRow>& rows, const BandOptions& options,
+                   const std::string& exclude_group = "");
 
 // Within each sweep group, anchor on one row and predict the others, over every choice of anchor row.
 struct AnchorStudy {

@@ -80,8 +80,7 @@ std::vector<ErrorRow> read_error_table(const std::filesystem::path& file) {
         std::size_t used = 0;
         const double v = std::stod(text, &used);
         if (used == text.size() && std::isfinite(v)) return v;
-      } catch (const std::exception&) {
-      }
+      } catch (const std::exception&) {}
       d.add(file.string(), at + ", column " + column, "expected a number, got \"" + text + "\"");
       return 0.0;
     };

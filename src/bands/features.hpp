@@ -11,8 +11,8 @@
 
 namespace moesim::bands {
 
-inline constexpr std::array<std::string_view, 8> kFeatureNames{
-    "generation", "scale_up", "kind", "gpus", "precision", "dispatcher", "framework", "row_kind"};
+inline constexpr std::array<std::string_view, 8> kFeatureNames{"generation", "scale_up",   "kind",      "gpus",
+                                                               "precision",  "dispatcher", "framework", "row_kind"};
 
 struct Features {
   std::array<std::string, kFeatureNames.size()> values;

@@ -66,8 +66,7 @@ std::string to_markdown(const std::vector<OrderBucket>& buckets) {
   for (const auto& b : buckets) {
     o << "| " << fixed_decimals(b.gap_lo_pct, 0)
       << (b.gap_hi_pct > 1e8 ? std::string(" % and more") : "-" + fixed_decimals(b.gap_hi_pct, 0) + " %") << " | "
-      << b.pairs << " | "
-      << (b.pairs ? fixed_decimals(100.0 * b.right / b.pairs, 0) + " %" : std::string("-")) << " | "
+      << b.pairs << " | " << (b.pairs ? fixed_decimals(100.0 * b.right / b.pairs, 0) + " %" : std::string("-")) << " | "
       << (b.pairs ? fixed_decimals(100.0 * b.expected_right / b.pairs, 0) + " %" : std::string("-")) << " |\n";
   }
   return o.str();

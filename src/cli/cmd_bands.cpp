@@ -15,12 +15,12 @@
 #include "bands/features.hpp"
 #include "bands/resolution.hpp"
 #include "cli/context.hpp"
+#include "cli/opt_band.hpp"
+#include "cli/opt_case.hpp"
 #include "cli/opt_tables.hpp"
 #include "config/data_dir.hpp"
 #include "config/object_reader.hpp"
 #include "core/error.hpp"
-#include "cli/opt_band.hpp"
-#include "cli/opt_case.hpp"
 
 namespace moesim::cli {
 namespace {
@@ -75,11 +75,14 @@ void add_bands_command(CLI::App& app, Context& ctx) {
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand(
-      "bands", "Error bands: their coverage when each source's rows are predicted from the others (--write: first "
-               "re-predict the bundled tables and rewrite data/accuracy/prediction_errors.csv)");
-  sub->add_flag("--write", args->write, "Predict the tables of data/accuracy/band_tables.json and write the error table");
-  sub->add_option("--out", args->out, "With --write: write the error table to FILE instead (tools/update-readme.sh "
-                                      "--check compares it with the bundled one)");
+      "bands",
+      "Error bands: their coverage when each source's rows are predicted from the others (--write: first "
+      "re-predict the bundled tables and rewrite data/accuracy/prediction_errors.csv)");
+  sub->add_flag("--write", args->write,
+                "Predict the tables of data/accuracy/band_tables.json and write the error table");
+  sub->add_option("--out", args->out,
+                  "With --write: write the error table to FILE instead (tools/update-readme.sh "
+                  "--check compares it with the bundled one)");
   sub->add_option("--coverage", args->coverage, "Nominal coverage of the bands (default 0.8)")
       ->check(CLI::Range(0.05, 0.99));
   sub->add_option("--jobs", args->jobs, "Threads (default: one per hardware thread)")->check(CLI::NonNegativeNumber);

@@ -54,7 +54,8 @@ BandAttacher::BandAttacher(const BandFlags& flags, const Context& ctx, const pre
   if (coverage_ <= 0 && flags.anchor.empty()) return;
   const auto file = bands::error_table_path(config::data_dir(ctx.data_dir));
   if (!std::filesystem::exists(file)) {
-    if (asked_) ctx.err << "note: no error band (" << file.string() << " is missing; `moesim bands --write` makes it)\n";
+    if (asked_)
+      ctx.err << "note: no error band (" << file.string() << " is missing; `moesim bands --write` makes it)\n";
   } else {
     rows_ = bands::read_error_table(file);
   }

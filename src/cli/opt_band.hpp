@@ -19,7 +19,7 @@ namespace moesim::cli {
 
 struct BandFlags {
   std::optional<double> coverage;  // --band; 0.8 when not given
-  std::string anchor;  // a table in the validation schema: the user's layouts and measured values
+  std::string anchor;              // a table in the validation schema: the user's layouts and measured values
 };
 
 void add_band_flags(CLI::App& sub, BandFlags& flags);

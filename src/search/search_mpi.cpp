@@ -71,6 +71,8 @@ std::optional<SearchResult> run_search_mpi(const predict::Case& base, const Sear
         config::Json::parse(all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r]))),
         "<mpi rank " + std::to_string(r) + ">"));
   SearchResult merged = merge_results(shards, options.top, 0);
+  // The JSON results keep candidate indices, not layouts: rebuild them for the engine.
+  for (auto& r : merged.ranking) r.layout = candidate_layout(base, space, r.index);
   const auto t0 = std::chrono::steady_clock::now();
   verify_ranking(base, merged, options);
   merged.stage_seconds["verify with the engine"] =

@@ -270,6 +270,20 @@ SearchResult run_search(const predict::Case& base, const SearchSpace& space, con
   return result;
 }
 
+layout::Layout candidate_layout(const predict::Case& base, const SearchSpace& space, std::uint64_t index) {
+  const std::uint64_t inner = splits_per_context(space);
+  const std::uint64_t n = index / inner;
+  SkipCounts skipped;
+  std::optional<layout::Layout> found;
+  for_each_split(space, base.model, context_at(space, base.layout, n), n * inner, skipped,
+                 [&](const layout::Layout& l, std::uint64_t i) {
+                   if (i == index) found = l;
+                 });
+  if (!found) throw InternalError("search: candidate " + std::to_string(index) + " is not in the space");
+  if (found->pp_layout.empty()) found->pp_layout = predict::default_pipeline_layout(base.model, *found);
+  return *found;
+}
+
 SearchResult merge_results(const std::vector<SearchResult>& shards, int top, int verify) {
   SearchResult m;
   for (const auto& s : shards) {

@@ -56,6 +56,10 @@ struct SearchResult {
 
 SearchResult run_search(const predict::Case& base, const SearchSpace& space, const SearchOptions& options);
 
+// Candidate `index`'s layout as run_search ranks it (with the balanced pipeline layout where it has none): for
+// results read back from JSON, which keep indices, not layouts. InternalError for an index the screens drop.
+layout::Layout candidate_layout(const predict::Case& base, const SearchSpace& space, std::uint64_t index);
+
 // Combines the results of shards of one search (same space, base and options but the shard) into what one
 // process would have found: sums the counts, merges the rankings and keeps the best `top` by estimate, then
 // verifies them as one process would (verify_ranking.hpp) from the engine times the shards found. The first
