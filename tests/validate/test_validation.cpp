@@ -67,7 +67,7 @@ std::map<std::string, std::string> small_row(std::map<std::string, std::string> 
   return r;
 }
 
-validate::ValidationResult validate(const std::string& body) {
+validate::ValidationResult validate_csv(const std::string& body) {
   return validate::validate_table(config::parse_csv(kHeader + body, "t.csv"), resolvers());
 }
 validate::ParamFitRequest fit_request(const std::string& name, double lo, double hi, int evaluations) {
@@ -83,8 +83,8 @@ TEST_CASE("a predictable row: the prediction is predict_step's, with the row's m
   o.check_memory = false;
   const auto expected = predict::predict_step(test::h100x8(), o).report;
 
-  const auto r = validate(row("A", "tflops_per_gpu", "300") + row("B", "tokens_per_sec_per_gpu", "100000") +
-                          row("C", "step_time_s", "0.5"));
+  const auto r = validate_csv(row("A", "tflops_per_gpu", "300") + row("B", "tokens_per_sec_per_gpu", "100000") +
+                              row("C", "step_time_s", "0.5"));
   REQUIRE(r.rows.size() == 3);
   for (const auto& v : r.rows) {
     CAPTURE(v.id);
@@ -110,9 +110,9 @@ TEST_CASE("a predictable row: the prediction is predict_step's, with the row's m
 }
 
 TEST_CASE("rows that cannot be predicted are skipped with the reason") {
-  const auto r = validate(row("U", "tflops_per_gpu", "100", "no-such-model") + row("T", "time_to_train", "12.5") +
-                          row("V", "tflops_per_gpu", "n/a") + row("B", "tflops_per_gpu", "100", "small-moe", "") +
-                          row("I", "tflops_per_gpu", "100", "small-moe", "3"));
+  const auto r = validate_csv(row("U", "tflops_per_gpu", "100", "no-such-model") + row("T", "time_to_train", "12.5") +
+                              row("V", "tflops_per_gpu", "n/a") + row("B", "tflops_per_gpu", "100", "small-moe", "") +
+                              row("I", "tflops_per_gpu", "100", "small-moe", "3"));
   REQUIRE(r.rows.size() == 5);
   CHECK(r.rows[0].skipped == "<test>: unknown model \"no-such-model\"");
   CHECK(r.rows[1].skipped == "metric time_to_train is not a single-step prediction");
@@ -131,7 +131,7 @@ TEST_CASE("a blank ep skips an MoE row and means no EP for a dense model") {
   // The small-moe row with its ep column blanked.
   std::string moe = row("M", "tflops_per_gpu", "100");
   moe.replace(moe.find(",2,,4,1,1,4,"), 12, ",2,,,1,1,4,");
-  const auto r = validate(moe);
+  const auto r = validate_csv(moe);
   REQUIRE(r.rows.size() == 1);
   CHECK(r.rows[0].skipped == "column ep is blank for an MoE model");
 
