@@ -5,7 +5,7 @@
 #   tools/holdout-fit.sh NAME=LO:HI [CSV]     one parameter alone, e.g. tools/holdout-fit.sh framework_host_factor=1:8
 #
 # The first form runs `moesim validate --split-half` on data/measurements/groundtruth.csv with its recipe settings
-# (predict/split_half.hpp: the full joint fit; per split rule -- row-id parity, then id pairs -- a joint refit on
+# (validate/split_half.hpp: the full joint fit; per split rule -- row-id parity, then id pairs -- a joint refit on
 # one half judged on the other, and each parameter at its unfitted value with the others refitted on the same
 # half). It takes tens of minutes (thousands of row predictions). With --update-docs it writes its tables between
 # the split-half markers of docs/accuracy.md (tools/update-readme.sh does not rerun it).

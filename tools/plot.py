@@ -22,7 +22,12 @@ import json
 import os
 import sys
 
-import matplotlib
+try:
+    import matplotlib
+except ModuleNotFoundError:
+    # A fresh machine has no matplotlib: say what to install instead of a traceback (tools/plots.sh installs it).
+    sys.exit("plot.py needs matplotlib: sudo apt-get install python3-matplotlib (Debian / Ubuntu; run plot.py with "
+             "/usr/bin/python3), or pip install matplotlib; tools/plots.sh installs it itself")
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the accuracy tables of README.md and docs/accuracy.md from `moesim validate` on the bundled tables
 # (data/measurements/): the summary (README and docs), the development table's rows (`validate --markdown`), the
-# held-out set per system and model kind, the GB200 ladder's steps, and the layout sweeps' ranking per group (`validate
+# Bridge development set per system and model kind, the GB200 ladder's steps, and the layout sweeps' ranking per group (`validate
 # --ranking`: Kendall tau-b of measured vs predicted order, issue 17), and the MLPerf GB200 scaling series per point
 # with its 8,192 / 512 throughput-per-GPU ratio (issue 18), and the error bands' data file with their
 # leave-one-source-out coverage (`moesim bands`). Each table sits between <!-- NAME:begin --> and
@@ -106,7 +106,7 @@ summary = "\n".join([
     "| table | what it is | rows predicted | median abs. error | p90 | max | mean abs. ln | within 10 % | above 30 % |",
     "|---|---|---|---|---|---|---|---|---|",
     summary_row("`groundtruth.csv`", "development table (fits and decisions saw it)", gt),
-    summary_row("`bridge_heldout.csv`", "held-out set (no fit saw it)", ho),
+    summary_row("`bridge_heldout.csv`", "Bridge development set (not fitted; changes judged on it)", ho),
     summary_row("`gb200_ladder.csv`", "GB200 optimisation ladder", ld),
     summary_row("`layout_sweeps.csv`", "layout sweeps (off-recipe layouts)", sw),
     summary_row("`mlperf-v6-dsv3-gb200-scaling.csv`", "MLPerf GB200 scaling series, 512-8,192 GPUs", sc),

@@ -14,25 +14,25 @@
 #include "core/progress.hpp"
 #include "model/model_catalog.hpp"
 #include "model/model_loader.hpp"
-#include "predict/dataset_rules.hpp"
-#include "predict/param_fit.hpp"
-#include "predict/ranking.hpp"
-#include "predict/recipe_settings.hpp"
-#include "predict/split_half.hpp"
-#include "predict/validation.hpp"
 #include "report/chrome_trace.hpp"
 #include "report/ranking_report.hpp"
 #include "report/step_report.hpp"
 #include "report/validation_report.hpp"
 #include "stages/stage_layout.hpp"
 #include "topology/system_catalog.hpp"
+#include "validate/dataset_rules.hpp"
+#include "validate/param_fit.hpp"
+#include "validate/ranking.hpp"
+#include "validate/recipe_settings.hpp"
+#include "validate/split_half.hpp"
+#include "validate/validation.hpp"
 
 namespace moesim::cli {
 
 namespace {
 
 // --explain ID: the row's case through `run`'s full report, with the measured value beside the prediction.
-void explain_row(Context& ctx, const config::CsvTable& table, const predict::Resolvers& r,
+void explain_row(Context& ctx, const config::CsvTable& table, const validate::Resolvers& r,
                  const predict::PredictOptions& base, const std::string& id, const std::string& trace,
                  const std::string& kernel_why) {
   std::vector<std::string> ids;
@@ -41,7 +41,7 @@ void explain_row(Context& ctx, const config::CsvTable& table, const predict::Res
     if (it == row.end()) continue;
     ids.push_back(it->second);
     if (it->second != id) continue;
-    auto rc = predict::case_from_row(row, r, base);
+    auto rc = validate::case_from_row(row, r, base);
     if (!rc.c) throw ConfigError({{table.file, "", "row " + id + " cannot be predicted: " + rc.skipped}});
     rc.options.keep_timeline = !trace.empty();
     const auto p = predict::predict_step(*rc.c, rc.options);
@@ -58,11 +58,11 @@ void explain_row(Context& ctx, const config::CsvTable& table, const predict::Res
 }
 
 // --fit NAME=LO:HI
-predict::ParamFitRequest parse_fit(const std::string& text) {
+validate::ParamFitRequest parse_fit(const std::string& text) {
   const auto eq = text.find('='), colon = text.find(':', eq == std::string::npos ? 0 : eq);
   if (eq == std::string::npos || colon == std::string::npos)
     throw UsageError("--fit expects NAME=LO:HI (e.g. framework_host_factor=1:8), got \"" + text + "\"");
-  predict::ParamFitRequest r;
+  validate::ParamFitRequest r;
   r.name = text.substr(0, eq);
   try {
     std::size_t used = 0;
@@ -111,7 +111,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
                 "measured direction");
   sub->add_flag("--ranking", args->ranking,
                 "Also group rows that differ only in their layout (or share a `group` cell) and report per group the "
-                "Kendall tau-b of measured vs predicted order and the |error| (predict/ranking.hpp)");
+                "Kendall tau-b of measured vs predicted order and the |error| (validate/ranking.hpp)");
   sub->add_flag("--optimise-stages", args->optimise_stages,
                 "Rows with an uneven split and no layout string run the stage optimiser's layout (moesim layout) "
                 "instead of the balanced stand-in for the recipe's: a what-if, since the published runs did not use "
@@ -121,10 +121,11 @@ void add_validate_command(CLI::App& app, Context& ctx) {
   sub->add_option("--fit", args->fit,
                   "Refit one general parameter to the table: NAME=LO:HI (e.g. framework_host_factor=1:8); prints the "
                   "best value, the rows that inform it and the summary there");
-  sub->add_flag("--split-half", args->split_half,
-                "Split-half check of the fitted parameters (predict/split_half.hpp): the full fit, then per split rule "
-                "a joint refit on one half judged on the other, and each parameter at its unfitted value with the "
-                "others refitted; prints the markdown tables of docs/accuracy.md (slow: thousands of row predictions)");
+  sub->add_flag(
+      "--split-half", args->split_half,
+      "Split-half check of the fitted parameters (validate/split_half.hpp): the full fit, then per split rule "
+      "a joint refit on one half judged on the other, and each parameter at its unfitted value with the "
+      "others refitted; prints the markdown tables of docs/accuracy.md (slow: thousands of row predictions)");
   sub->add_option("--trace", args->trace,
                   "With --explain: write the row's step as a Chrome trace / Perfetto JSON to FILE");
   sub->add_option("--recipes", args->recipes,
@@ -142,20 +143,20 @@ void add_validate_command(CLI::App& app, Context& ctx) {
         !args->csv.empty() ? args->csv : (root / "data" / "measurements" / "groundtruth.csv").string();
     auto table = config::read_csv(csv);
     // A table of another shape is a bad config (exit 2), not "no predictable row".
-    predict::require_columns(table);
+    validate::require_columns(table);
     // Recipe settings: cells the measurements table leaves unstated, from the recipes the benchmarks ran.
     const std::string recipes = !args->recipes.empty() ? args->recipes
                                 : args->csv.empty()
                                     ? (root / "data" / "measurements" / "groundtruth_recipes.csv").string()
                                     : "none";
-    const auto rules = std::make_shared<const predict::DatasetRules>(predict::load_dataset_rules(root));
-    std::vector<predict::RecipeFill> filled;
-    if (recipes != "none") filled = predict::apply_recipe_settings(table, config::read_csv(recipes), rules->spellings);
+    const auto rules = std::make_shared<const validate::DatasetRules>(validate::load_dataset_rules(root));
+    std::vector<validate::RecipeFill> filled;
+    if (recipes != "none") filled = validate::apply_recipe_settings(table, config::read_csv(recipes), rules->spellings);
     const model::ModelCatalog models(root);
     const auto systems = topology::SystemCatalog::load(root);
     // An unknown model is reported against the table's model column (as the user named the table), not --model.
     const std::string table_name = args->csv.empty() ? "data/measurements/groundtruth.csv" : args->csv;
-    predict::Resolvers r{
+    validate::Resolvers r{
         [&](const std::string& n) { return model::load_model_file(models.resolve(n, table_name, "model")); },
         [&](const std::string& n) { return systems.resolve(n); }, rules,
         // Off by default: the published runs used Megatron's or their recipe's layout, not moesim's optimum (with
@@ -179,17 +180,17 @@ void add_validate_command(CLI::App& app, Context& ctx) {
       request.kernel_model_for = [&](const kernels::KernelEfficiencyParams& k) {
         return select_kernel_model_per_gpu(args->kernel_model, ctx, k).model;
       };
-      ctx.out << report::to_text(predict::fit_param(table, r, base, request));
+      ctx.out << report::to_text(validate::fit_param(table, r, base, request));
       return;
     }
     if (args->split_half) {
-      predict::SplitHalfRequest request;
+      validate::SplitHalfRequest request;
       request.kernel_params = params.kernels;
       request.kernel_model_for = [&](const kernels::KernelEfficiencyParams& k) {
         return select_kernel_model_per_gpu(args->kernel_model, ctx, k).model;
       };
       request.log = [&](const std::string& line) { ctx.err << "split-half: " << line << std::endl; };
-      ctx.out << predict::split_half_markdown(predict::split_half_check(table, r, base, request));
+      ctx.out << validate::split_half_markdown(validate::split_half_check(table, r, base, request));
       return;
     }
     if (!args->explain.empty()) {
@@ -198,16 +199,16 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     }
     // A bar on a terminal (stderr) while the rows run; silent in pipes and tests.
     core::Progress bar("validate", table.rows.size());
-    const auto result = predict::validate_table(table, r, base, 0, &bar);
+    const auto result = validate::validate_table(table, r, base, 0, &bar);
     report::ValidationContext context;
     context.kernel_model = kernel_model.why;
     for (const auto& f : filled) context.recipe_fills.push_back({f.id, f.column, f.value});
     context.recipes_file = std::filesystem::path(recipes).filename().string();
-    if (args->ladder) context.ladder = predict::ladder_steps(result);
+    if (args->ladder) context.ladder = validate::ladder_steps(result);
     std::string out = args->json ? report::validation_json(result, context)
                                  : report::validation_text(result, context, args->markdown);
     if (args->ranking) {
-      const auto ranking = predict::rank_groups(result);
+      const auto ranking = validate::rank_groups(result);
       out = args->json ? report::with_ranking_json(out, ranking) : out + report::to_text(ranking);
     }
     ctx.out << out;

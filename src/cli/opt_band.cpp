@@ -24,14 +24,14 @@ std::vector<bands::ErrorRow> table_errors(const TableSources& sources, const con
                                           const predict::PredictOptions& base, int jobs) {
   auto resolve = sources.resolvers(table_file);
   resolve.stage_layout = {};  // validate's default: the balanced layout, not the stage optimiser
-  const auto result = predict::validate_table(table, resolve, base, jobs);
+  const auto result = validate::validate_table(table, resolve, base, jobs);
   std::vector<bands::ErrorRow> out;
   for (std::size_t i = 0; i < result.rows.size(); ++i) {
     const auto& v = result.rows[i];
     const auto sense = bands::metric_sense(v.metric);
     if (!v.predicted || sense == bands::MetricSense::none || v.measured <= 0 || *v.predicted <= 0) continue;
     const auto& row = table.rows[i];
-    const auto rc = predict::case_from_row(row, resolve, base);
+    const auto rc = validate::case_from_row(row, resolve, base);
     if (!rc.c) continue;
     auto cell = [&](const char* column) { return row.count(column) ? row.at(column) : std::string(); };
     bands::ErrorRow e;

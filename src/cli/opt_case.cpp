@@ -15,9 +15,9 @@
 #include "layout/pipeline_layout.hpp"
 #include "model/model_catalog.hpp"
 #include "predict/default_pipeline_layout.hpp"
-#include "predict/param_fit.hpp"
 #include "stages/stage_layout.hpp"
 #include "topology/system_catalog.hpp"
+#include "validate/param_fit.hpp"
 
 namespace moesim::cli {
 
@@ -75,7 +75,7 @@ ModelParams model_params(const std::vector<std::string>& param_flags) {
       kernels::set_kernel_param(p.kernels, name, value, "--param");
       continue;
     }
-    predict::require_general_param(name, "--param");
+    validate::require_general_param(name, "--param");
     workload::set_step_param(p.step, name, value);
   }
   return p;

@@ -10,9 +10,9 @@ TableSources::TableSources(const Context& ctx)
     : root_(config::data_dir(ctx.data_dir)),
       models_(root_),
       systems_(topology::SystemCatalog::load(root_)),
-      rules_(std::make_shared<const predict::DatasetRules>(predict::load_dataset_rules(root_))) {}
+      rules_(std::make_shared<const validate::DatasetRules>(validate::load_dataset_rules(root_))) {}
 
-predict::Resolvers TableSources::resolvers(const std::string& table_name) const {
+validate::Resolvers TableSources::resolvers(const std::string& table_name) const {
   return {[this, table_name](const std::string& n) {
             return model::load_model_file(models_.resolve(n, table_name, "model"));
           },
@@ -21,11 +21,11 @@ predict::Resolvers TableSources::resolvers(const std::string& table_name) const 
 }
 
 config::CsvTable TableSources::read(const std::string& csv, const std::string& recipes,
-                                    std::vector<predict::RecipeFill>* filled) const {
+                                    std::vector<validate::RecipeFill>* filled) const {
   auto table = config::read_csv(csv);
-  predict::require_columns(table);
+  validate::require_columns(table);
   if (recipes != "none") {
-    auto fills = predict::apply_recipe_settings(table, config::read_csv(recipes), rules_->spellings);
+    auto fills = validate::apply_recipe_settings(table, config::read_csv(recipes), rules_->spellings);
     if (filled) *filled = std::move(fills);
   }
   return table;

@@ -9,9 +9,9 @@
 #include "cli/context.hpp"
 #include "config/csv_table.hpp"
 #include "model/model_catalog.hpp"
-#include "predict/recipe_settings.hpp"
-#include "predict/validation.hpp"
 #include "topology/system_catalog.hpp"
+#include "validate/recipe_settings.hpp"
+#include "validate/validation.hpp"
 
 namespace moesim::cli {
 
@@ -20,16 +20,16 @@ class TableSources {
   explicit TableSources(const Context& ctx);
   const std::filesystem::path& root() const { return root_; }
   // Resolvers for a table named `table_name` in messages (an unknown model is reported against its model column).
-  predict::Resolvers resolvers(const std::string& table_name) const;
+  validate::Resolvers resolvers(const std::string& table_name) const;
   // Reads `csv` (checking its columns) and fills its unstated cells from `recipes` (a file, or "none").
   config::CsvTable read(const std::string& csv, const std::string& recipes,
-                        std::vector<predict::RecipeFill>* filled = nullptr) const;
+                        std::vector<validate::RecipeFill>* filled = nullptr) const;
 
  private:
   std::filesystem::path root_;
   model::ModelCatalog models_;
   topology::SystemCatalog systems_;
-  std::shared_ptr<const predict::DatasetRules> rules_;
+  std::shared_ptr<const validate::DatasetRules> rules_;
 };
 
 }  // namespace moesim::cli

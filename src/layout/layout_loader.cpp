@@ -83,6 +83,11 @@ class FieldReader {
   ObjectReader& r_;
 };
 
+// The largest world size a layout may name (2^20). StepContext places each parallel dimension's groups on the
+// scale-up domains by visiting every rank (layout::placement), so `run --gpus 1000000000` took minutes; ten times
+// the largest published training runs is far enough, and a million GPUs still run in about a second.
+constexpr int kMaxGpus = 1 << 20;
+
 // recompute: our text form, or Megatron's four keys; not both.
 std::optional<Recompute> read_recompute(FieldReader& fr) {
   ObjectReader& r = fr.reader();
@@ -155,6 +160,10 @@ Layout read_layout_fields(ObjectReader& r) {
   r.string_or("notes", "");
 
   l.gpus = fr.required_integer("gpus");
+  if (l.gpus > kMaxGpus)
+    r.error("gpus", "at most " + std::to_string(kMaxGpus) + " GPUs, got " + std::to_string(l.gpus) +
+                        ": placing every parallel group on the scale-up domains visits each rank (about a second "
+                        "per million GPUs), and the largest published training runs use about 100,000");
   l.tp = fr.integer("tp").value_or(1);
   l.pp = fr.integer("pp").value_or(1);
   l.cp = fr.integer("cp").value_or(1);

@@ -1,6 +1,6 @@
 #pragma once
 // `validate --ranking`: how well the predictions order the layouts of one model, system and batch (a sweep group),
-// beside their errors. Plain data (predict/ranking.hpp fills it; report/ sits below predict/ in the module order, so
+// beside their errors. Plain data (validate/ranking.hpp fills it; report/ sits below predict/ in the module order, so
 // the types live here) and its text and JSON formatting.
 #include <optional>
 #include <string>

@@ -1,7 +1,7 @@
 #pragma once
 // What `validate` found for a measurements table: one row per table row (predicted, or skipped with the
 // reason), the distribution of |error|, and the optimisation-ladder steps read from consecutive rows. Plain
-// data: predict/validation.hpp fills it, validation_report.hpp formats it (report/ sits below predict/ in the
+// data: validate/validation.hpp fills it, validation_report.hpp formats it (report/ sits below predict/ in the
 // module order, so the types live here).
 #include <map>
 #include <optional>
@@ -46,7 +46,7 @@ struct LadderStep {
   std::vector<std::string> changed_columns;
 };
 
-// A table cell filled from a recipe file (predict/recipe_settings.hpp), as the report lists it.
+// A table cell filled from a recipe file (validate/recipe_settings.hpp), as the report lists it.
 struct FilledCell {
   std::string id, column, value;
 };
@@ -60,7 +60,7 @@ struct ValidationContext {
   std::optional<std::vector<LadderStep>> ladder;  // present with --ladder
 };
 
-// `validate --fit NAME=LO:HI` (predict/param_fit.hpp): one general parameter refitted to a whole table.
+// `validate --fit NAME=LO:HI` (validate/param_fit.hpp): one general parameter refitted to a whole table.
 struct ParamFit {
   std::string name;
   double best = 0;

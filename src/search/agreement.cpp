@@ -11,7 +11,7 @@
 #include "layout/feasibility.hpp"
 #include "memory/model_facts_from_spec.hpp"
 #include "predict/default_pipeline_layout.hpp"
-#include "predict/ranking.hpp"
+#include "validate/ranking.hpp"
 
 namespace moesim::search {
 namespace {
@@ -53,16 +53,16 @@ AgreementSummary summarize(const std::vector<AgreementPoint>& points) {
   s.median_abs_gap = quantile(gaps, 0.5);
   s.p90_abs_gap = quantile(gaps, 0.9);
   s.max_abs_gap = gaps.empty() ? 0 : *std::max_element(gaps.begin(), gaps.end());
-  s.kendall_tau = predict::kendall_tau_b(engine, est).value_or(0.0);
+  s.kendall_tau = validate::kendall_tau_b(engine, est).value_or(0.0);
   return s;
 }
 
-std::vector<AgreementPoint> table_agreement(const config::CsvTable& table, const predict::Resolvers& resolve,
+std::vector<AgreementPoint> table_agreement(const config::CsvTable& table, const validate::Resolvers& resolve,
                                             const predict::PredictOptions& base, int jobs) {
-  predict::require_columns(table);
+  validate::require_columns(table);
   const auto& rows = table.rows;
   const auto points = parallel_map<std::optional<AgreementPoint>>(rows.size(), jobs, [&](std::size_t i) {
-    const auto rc = predict::case_from_row(rows[i], resolve, base);
+    const auto rc = validate::case_from_row(rows[i], resolve, base);
     return rc.c ? both(rc.id, *rc.c, rc.options) : std::nullopt;
   });
   std::vector<AgreementPoint> out;

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "config/csv_table.hpp"
-#include "predict/validation.hpp"
 #include "search/search_space.hpp"
+#include "validate/validation.hpp"
 
 namespace moesim::search {
 
@@ -26,7 +26,7 @@ struct AgreementSummary {
 AgreementSummary summarize(const std::vector<AgreementPoint>& points);
 
 // Every row of `table` that validate predicts, timed by both (memory not enforced, as validate does).
-std::vector<AgreementPoint> table_agreement(const config::CsvTable& table, const predict::Resolvers& resolve,
+std::vector<AgreementPoint> table_agreement(const config::CsvTable& table, const validate::Resolvers& resolve,
                                             const predict::PredictOptions& base, int jobs);
 
 // `n` layouts drawn from `space` with a seeded generator (each dimension uniformly), kept when they pass the

@@ -136,3 +136,10 @@ TEST_CASE("run: an unknown model exits 2 with a did-you-mean") {
   CHECK(r.err.find("moesim: bad config:\n") == 0);
   CHECK(r.err.find("unknown model \"deepsek-v3\" (did you mean \"deepseek-v3\"?)") != std::string::npos);
 }
+
+TEST_CASE("run refuses an absurd world size at once, exit 2, naming the limit") {
+  const auto r = run({"--gpus", "1000000000", "--gbs", "1000000000"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("gpus") != std::string::npos);
+  CHECK(r.err.find("at most 1048576 GPUs, got 1000000000") != std::string::npos);
+}

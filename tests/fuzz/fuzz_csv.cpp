@@ -8,9 +8,9 @@
 #include "fuzz_support.hpp"
 #include "model/model_catalog.hpp"
 #include "model/model_loader.hpp"
-#include "predict/dataset_rules.hpp"
-#include "predict/validation.hpp"
 #include "topology/system_catalog.hpp"
+#include "validate/dataset_rules.hpp"
+#include "validate/validation.hpp"
 
 using namespace moesim;
 
@@ -18,8 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const model::ModelCatalog models(MOESIM_SOURCE_DIR);
   static const auto systems = topology::SystemCatalog::load(MOESIM_SOURCE_DIR);
   static const auto rules =
-      std::make_shared<const predict::DatasetRules>(predict::load_dataset_rules(MOESIM_SOURCE_DIR));
-  static const predict::Resolvers resolvers{
+      std::make_shared<const validate::DatasetRules>(validate::load_dataset_rules(MOESIM_SOURCE_DIR));
+  static const validate::Resolvers resolvers{
       [](const std::string& n) { return model::load_model_file(models.resolve(n, "fuzz.csv", "model")); },
       [](const std::string& n) { return systems.resolve(n); },
       rules,
@@ -28,9 +28,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text(reinterpret_cast<const char*>(data), size);
   fuzz::expect_answer("csv", [&] {
     const auto table = config::parse_csv(text, "fuzz.csv");
-    predict::require_columns(table);
+    validate::require_columns(table);
     for (std::size_t i = 0; i < table.rows.size() && i < 32; ++i)
-      (void)predict::case_from_row(table.rows[i], resolvers);
+      (void)validate::case_from_row(table.rows[i], resolvers);
   });
   return 0;
 }

@@ -1,6 +1,7 @@
 // FLOPs per token against the reference vectors of groundtruth.md §1 / moe-modeling.md §2.2. The exact
-// values come from data/reference/scripts/gt_flops.py (re-run to regenerate); the published
-// figures are checked to the 0.1 % the brief asks for.
+// values come from data/reference/scripts/gt_flops.py (re-run to regenerate); the formula column of groundtruth.md
+// §1 is checked to the 0.1 % the brief asks for. That column is the formula, not a measurement: the FLOPs/token
+// implied by published rows (its last column) exist for 7 of these 12 models and lie within 0.15 % of it.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -22,12 +23,12 @@ double gflops(const std::string& model, std::int64_t seq, FlopsConvention c = Fl
 }
 }  // namespace
 
-TEST_CASE("Megatron FLOPs per token match gt_flops.py exactly and the published figures to 0.1%") {
+TEST_CASE("Megatron FLOPs per token match gt_flops.py exactly and groundtruth.md's formula column to 0.1%") {
   struct Vector {
     const char* model;
     std::int64_t seq;
     double script;     // gt_flops.py
-    double published;  // groundtruth.md §1 table
+    double published;  // groundtruth.md §1 table, formula column (rounded as printed there)
   };
   const Vector vectors[] = {
       {"deepseek-v3", 4096, 259.992950784, 259.99},      {"deepseek-v3-no-mtp", 4096, 249.812054016, 249.81},

@@ -10,7 +10,6 @@
 #include "model/model_catalog.hpp"
 #include "model/model_loader.hpp"
 #include "predict/predict_step.hpp"
-#include "predict/validation.hpp"
 #include "topology/system_catalog.hpp"
 
 namespace moesim::test {
@@ -20,18 +19,6 @@ inline const std::string kPredictFixtures = std::string(MOESIM_FIXTURES_DIR) + "
 inline const topology::SystemCatalog& systems() {
   static const auto catalog = topology::SystemCatalog::load(MOESIM_SOURCE_DIR);
   return catalog;
-}
-
-// How validate resolves a bundled table's names: the repository's model catalog and systems, and its dataset rules
-// (data/rules/), each read once.
-inline predict::Resolvers catalog_resolvers() {
-  static const model::ModelCatalog models(MOESIM_SOURCE_DIR);
-  static const auto rules =
-      std::make_shared<const predict::DatasetRules>(predict::load_dataset_rules(MOESIM_SOURCE_DIR));
-  return {[](const std::string& n) { return models.load(n); },
-          [](const std::string& n) { return systems().resolve(n); },
-          rules,
-          {}};
 }
 
 // small-moe with the layout of `layout_file` (under tests/fixtures/predict/) on catalog system `system`.

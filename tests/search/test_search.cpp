@@ -1,5 +1,5 @@
 // Layout search: value lists, the candidate count of a small space by hand, pruning reasons, the ranking's
-// independence of threads and shards, Megatron arguments (Kendall's tau is predict/ranking's, tested there).
+// independence of threads and shards, Megatron arguments (Kendall's tau is validate/ranking's, tested there).
 #include <cmath>
 #include <cstdlib>
 #include <map>

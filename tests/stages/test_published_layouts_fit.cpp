@@ -13,12 +13,12 @@
 
 #include <doctest/doctest.h>
 
-#include "../predict/predict_cases.hpp"
+#include "../validate/validate_cases.hpp"
 #include "config/csv_table.hpp"
 #include "core/units.hpp"
 #include "predict/default_pipeline_layout.hpp"
-#include "predict/recipe_settings.hpp"
 #include "stages/stage_layout.hpp"
+#include "validate/recipe_settings.hpp"
 
 using namespace moesim;
 
@@ -99,9 +99,9 @@ TEST_CASE("every published layout in the bundled tables fits under the memory mo
                          Table{"gb200_ladder.csv", ""}, Table{"layout_sweeps.csv", ""}}) {
     auto table = config::read_csv(m + "/" + t.csv);
     if (!t.recipes.empty())
-      predict::apply_recipe_settings(table, config::read_csv(m + "/" + t.recipes), resolvers.rules->spellings);
+      validate::apply_recipe_settings(table, config::read_csv(m + "/" + t.recipes), resolvers.rules->spellings);
     for (const auto& row : table.rows) {
-      const auto rc = predict::case_from_row(row, resolvers);
+      const auto rc = validate::case_from_row(row, resolvers);
       if (!rc.c) continue;
       auto c = *rc.c;
       const auto prep = prepare_with_stages(c, rc.options);

@@ -1,11 +1,11 @@
-// split_half_markdown: the tables of `validate --split-half` (predict/split_half.hpp), as docs/accuracy.md shows them.
+// split_half_markdown: the tables of `validate --split-half` (validate/split_half.hpp), as docs/accuracy.md shows them.
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 
-#include "predict/split_half.hpp"
+#include "validate/split_half.hpp"
 
-namespace moesim::predict {
+namespace moesim::validate {
 
 namespace {
 
@@ -62,4 +62,4 @@ std::string split_half_markdown(const SplitHalfResult& r) {
   return o.str();
 }
 
-}  // namespace moesim::predict
+}  // namespace moesim::validate

@@ -1,4 +1,4 @@
-#include "predict/split_half.hpp"
+#include "validate/split_half.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include "kernels/efficiency_param_names.hpp"
 #include "workload/step_params.hpp"
 
-namespace moesim::predict {
+namespace moesim::validate {
 
 const std::vector<FittedParam>& fitted_params() {
   static const std::vector<FittedParam> params = {
@@ -272,4 +272,4 @@ SplitHalfResult split_half_check(const config::CsvTable& table, const Resolvers&
   return out;
 }
 
-}  // namespace moesim::predict
+}  // namespace moesim::validate

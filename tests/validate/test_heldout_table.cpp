@@ -6,8 +6,8 @@
 #include <set>
 
 #include "config/csv_table.hpp"
-#include "predict/validation.hpp"
-#include "predict_cases.hpp"
+#include "validate/validation.hpp"
+#include "validate_cases.hpp"
 
 using namespace moesim;
 
@@ -24,7 +24,7 @@ TEST_CASE("every row of the held-out table becomes a case, with a unique id, its
     CHECK(id.rfind("BH", 0) == 0);
     CHECK(row.at("source").find("Megatron-Bridge") != std::string::npos);
     CHECK(row.at("notes").find("tokens_per_sec_per_gpu=") != std::string::npos);
-    const auto rc = predict::case_from_row(row, resolve);
+    const auto rc = validate::case_from_row(row, resolve);
     CHECK_MESSAGE(rc.c.has_value(), rc.skipped);
   }
   CHECK(rows == 159);

@@ -1,4 +1,4 @@
-#include "predict/validation.hpp"
+#include "validate/validation.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -10,12 +10,12 @@
 #include "core/error.hpp"
 #include "core/parallel_map.hpp"
 #include "core/text.hpp"
-#include "predict/dataset_rules.hpp"
 #include "predict/default_pipeline_layout.hpp"
-#include "predict/recipe_settings.hpp"
-#include "predict/row_layout.hpp"
+#include "validate/dataset_rules.hpp"
+#include "validate/recipe_settings.hpp"
+#include "validate/row_layout.hpp"
 
-namespace moesim::predict {
+namespace moesim::validate {
 namespace {
 
 // "tokens_per_sec_per_gpu=N" in a row's notes (Megatron-Bridge rows publish both metrics); 0 when absent, when
@@ -97,7 +97,7 @@ RowCase case_from_row(const std::map<std::string, std::string>& row, const Resol
     // evenly: Megatron-Bridge's recipes then use an uneven layout; moesim's default is the stage optimiser's
     // (Resolvers::stage_layout) or, without one, the balanced layout (predict/default_pipeline_layout.hpp).
     if (c.layout.pp_layout.empty()) {
-      c.layout.pp_layout = default_pipeline_layout(c.model, c.layout);
+      c.layout.pp_layout = predict::default_pipeline_layout(c.model, c.layout);
       if (!c.layout.pp_layout.empty() && resolve.stage_layout) {
         c.layout.pp_layout.clear();
         c.layout.pp_layout = resolve.stage_layout(c, rc.options);
@@ -197,7 +197,7 @@ ValidationResult validate_table(const config::CsvTable& table, const Resolvers& 
     v.skipped = rc.skipped;
     if (!rc.c) return v;
     try {
-      const auto p = predict_step(*rc.c, rc.options);
+      const auto p = predict::predict_step(*rc.c, rc.options);
       v.layout = p.report.layout_summary;
       v.predicted = rc.value_of(p.report);
     } catch (const Error& e) {
@@ -256,4 +256,4 @@ std::vector<LadderStep> ladder_steps(const ValidationResult& r, double threshold
   return out;
 }
 
-}  // namespace moesim::predict
+}  // namespace moesim::validate

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "predict/dataset_rules.hpp"
-#include "predict_cases.hpp"
+#include "validate/dataset_rules.hpp"
+#include "validate_cases.hpp"
 
 using namespace moesim;
 
@@ -32,7 +32,7 @@ std::filesystem::path rules_root_with(const std::string& file, const std::string
 
 std::string load_error(const std::string& file, const std::string& text) {
   try {
-    predict::load_dataset_rules(rules_root_with(file, text));
+    validate::load_dataset_rules(rules_root_with(file, text));
   } catch (const ConfigError& e) {
     return e.what();
   }
@@ -41,7 +41,7 @@ std::string load_error(const std::string& file, const std::string& text) {
 }  // namespace
 
 TEST_CASE("the repository's rules load, every rule with its source") {
-  const auto rules = predict::load_dataset_rules(kRoot);
+  const auto rules = validate::load_dataset_rules(kRoot);
   CHECK(rules.containers.size() == 6);
   CHECK(rules.row_settings.size() == 6);
   CHECK(rules.flops_conventions.size() == 3);
@@ -65,12 +65,12 @@ TEST_CASE("the repository's rules load, every rule with its source") {
 }
 
 TEST_CASE("rules apply where their condition holds, and never over a stated column") {
-  const auto rules = predict::load_dataset_rules(kRoot);
+  const auto rules = validate::load_dataset_rules(kRoot);
   const auto m = test::h100x8().model;  // small-moe: GQA attention
-  predict::Row row{{"framework", "Megatron-Bridge/MCore"},
-                   {"hardware", "GB300 NVL72"},
-                   {"source", "docs (26.06 NeMo container)"},
-                   {"notes", ""}};
+  validate::Row row{{"framework", "Megatron-Bridge/MCore"},
+                    {"hardware", "GB300 NVL72"},
+                    {"source", "docs (26.06 NeMo container)"},
+                    {"notes", ""}};
   layout::Layout l;
   l.precision = layout::Precision::mxfp8;
   rules.apply(row, m, l);

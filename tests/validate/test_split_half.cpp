@@ -8,10 +8,10 @@
 
 #include "config/csv_table.hpp"
 #include "kernels/efficiency_param_names.hpp"
-#include "predict/param_fit.hpp"
-#include "predict/split_half.hpp"
-#include "predict/validation.hpp"
-#include "predict_cases.hpp"
+#include "validate/param_fit.hpp"
+#include "validate/split_half.hpp"
+#include "validate/validation.hpp"
+#include "validate_cases.hpp"
 #include "workload/step_params.hpp"
 
 namespace {
@@ -26,9 +26,9 @@ std::string row(const std::string& id, double tflops, const std::string& cuda_gr
          ",0,balanced,,tflops_per_gpu," + std::to_string(tflops) + ",unit,test,notes\n";
 }
 
-predict::Resolvers resolvers() {
+validate::Resolvers resolvers() {
   static const auto rules =
-      std::make_shared<const predict::DatasetRules>(predict::load_dataset_rules(MOESIM_SOURCE_DIR));
+      std::make_shared<const validate::DatasetRules>(validate::load_dataset_rules(MOESIM_SOURCE_DIR));
   return {[](const std::string& name) {
             if (name != "small-moe") throw ConfigError({{"<test>", "", "unknown model \"" + name + "\""}});
             return test::h100x8().model;
@@ -49,7 +49,7 @@ double tflops_at(double framework_factor, layout::CudaGraph graph = layout::Cuda
 }  // namespace
 
 TEST_CASE("split rules: parity puts odd ids in the fit half, pairs keeps 2k and 2k+1 together") {
-  const auto& rules = predict::split_rules();
+  const auto& rules = validate::split_rules();
   REQUIRE(rules.size() == 2);
   CHECK(rules[0].name == "parity");
   CHECK(rules[0].fit_half(41));
@@ -60,11 +60,11 @@ TEST_CASE("split rules: parity puts odd ids in the fit half, pairs keeps 2k and 
 }
 
 TEST_CASE("the fitted parameters: known names, built-in and unfitted values inside their bounds") {
-  const auto names = predict::general_param_names();
+  const auto names = validate::general_param_names();
   const auto k = kernels::builtin_kernel_efficiency();
   const workload::StepParams step;
-  REQUIRE(predict::fitted_params().size() == 5);
-  for (const auto& p : predict::fitted_params()) {
+  REQUIRE(validate::fitted_params().size() == 5);
+  for (const auto& p : validate::fitted_params()) {
     CAPTURE(p.name);
     CHECK(std::find(names.begin(), names.end(), p.name) != names.end());
     const double builtin = kernels::is_kernel_param(p.name) ? kernels::get_kernel_param(k, p.name)
@@ -84,12 +84,12 @@ TEST_CASE("split-half check on rows the model made at framework_host_factor 2") 
   const auto table = config::parse_csv(
       kHeader + row("R1", eager) + row("R2", eager) + row("R3", eager) + row("R4", eager) + row("R5", graphed, "full"),
       "t.csv");
-  predict::SplitHalfRequest req;
+  validate::SplitHalfRequest req;
   req.params = {{"framework_host_factor", 1, 8, 1, "test"}};
   req.evaluations = 30;
   predict::PredictOptions base;
   base.params.framework_host_factor = 3.0;  // the start is off: every fit must move
-  const auto r = predict::split_half_check(table, resolvers(), base, req);
+  const auto r = validate::split_half_check(table, resolvers(), base, req);
 
   REQUIRE(r.builtin == std::vector<double>{3.0});
   CHECK(r.full_fit[0] == doctest::Approx(2.0).epsilon(1e-3));
@@ -113,16 +113,16 @@ TEST_CASE("split-half check on rows the model made at framework_host_factor 2") 
     CHECK(s.unfitted[0].judge.mean_abs_log ==
           doctest::Approx(unfitted_error * eager_judged / s.judge_rows).epsilon(1e-6));
   }
-  const auto md = predict::split_half_markdown(r);
+  const auto md = validate::split_half_markdown(r);
   CHECK(md.find("| `framework_host_factor` | 3 | 2 | 4 | 1 | test |") != std::string::npos);
   CHECK(md.find("Split `pairs`") != std::string::npos);
 }
 
 TEST_CASE("split-half check: unknown parameters and unfitted values outside the bounds are bad input") {
   const auto table = config::parse_csv(kHeader + row("R1", 100), "t.csv");
-  predict::SplitHalfRequest req;
+  validate::SplitHalfRequest req;
   req.params = {{"framework_host_facto", 1, 8, 1, "test"}};
-  CHECK_THROWS_AS(predict::split_half_check(table, resolvers(), {}, req), ConfigError);
+  CHECK_THROWS_AS(validate::split_half_check(table, resolvers(), {}, req), ConfigError);
   req.params = {{"framework_host_factor", 1, 8, 9, "test"}};
-  CHECK_THROWS_AS(predict::split_half_check(table, resolvers(), {}, req), ConfigError);
+  CHECK_THROWS_AS(validate::split_half_check(table, resolvers(), {}, req), ConfigError);
 }

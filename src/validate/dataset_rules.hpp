@@ -18,10 +18,10 @@
 #include "layout/layout_fields.hpp"
 #include "model/flops.hpp"
 #include "model/model_spec.hpp"
-#include "predict/cell_spellings.hpp"
-#include "predict/row_layout.hpp"
+#include "validate/cell_spellings.hpp"
+#include "validate/row_layout.hpp"
 
-namespace moesim::predict {
+namespace moesim::validate {
 
 // A condition on a row, its resolved model and its layout as read. Every non-empty part must hold.
 struct RowCondition {
@@ -92,4 +92,4 @@ struct DatasetRules {
 // pattern, containers out of order) in one ConfigError naming the file and the JSON pointer.
 DatasetRules load_dataset_rules(const std::filesystem::path& data_root);
 
-}  // namespace moesim::predict
+}  // namespace moesim::validate

@@ -1,10 +1,10 @@
-#include "predict/cell_spellings.hpp"
+#include "validate/cell_spellings.hpp"
 
 #include <algorithm>
 
 #include "core/text.hpp"
 
-namespace moesim::predict {
+namespace moesim::validate {
 
 bool CellSpellings::unstated(const std::string& cell) const {
   const std::string s = to_lower(cell);
@@ -26,4 +26,4 @@ std::string CellSpellings::dispatcher_text(const std::string& cell) const {
   return s;
 }
 
-}  // namespace moesim::predict
+}  // namespace moesim::validate

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "config/csv_table.hpp"
-#include "predict/validation.hpp"
-#include "predict_cases.hpp"
+#include "validate/validation.hpp"
+#include "validate_cases.hpp"
 
 using namespace moesim;
 
@@ -24,7 +24,7 @@ TEST_CASE("every frozen-test row becomes a case, names its source and carries th
     CHECK(ids.insert(id).second);
     CHECK_FALSE(row.at("source").empty());
     frozen.insert(row.at("frozen_utc"));
-    const auto rc = predict::case_from_row(row, resolve);
+    const auto rc = validate::case_from_row(row, resolve);
     CHECK_MESSAGE(rc.c.has_value(), rc.skipped);
   }
   CHECK(frozen == std::set<std::string>{"2026-12-02T00:12Z"});

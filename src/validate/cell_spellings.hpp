@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace moesim::predict {
+namespace moesim::validate {
 
 struct CellSpellings {
   // A cell is unstated when blank, when it starts with one of `unstated_starts_with` ("recipe default") or
@@ -23,4 +23,4 @@ struct CellSpellings {
   std::string dispatcher_text(const std::string& cell) const;
 };
 
-}  // namespace moesim::predict
+}  // namespace moesim::validate

@@ -14,9 +14,9 @@
 #include "kernels/efficiency_params.hpp"
 #include "kernels/kernel_cost_model.hpp"
 
-#include "predict/validation.hpp"
+#include "validate/validation.hpp"
 
-namespace moesim::predict {
+namespace moesim::validate {
 
 // The kernel cost model over a set of roofline constants (the caller's --kernel-model choice over them).
 using KernelModelFactory =
@@ -51,4 +51,4 @@ void golden_section(const std::function<double(double)>& f, double a, double b, 
 ParamFit fit_param(const config::CsvTable& table, const Resolvers& resolve, const PredictOptions& base,
                    const ParamFitRequest& request);
 
-}  // namespace moesim::predict
+}  // namespace moesim::validate

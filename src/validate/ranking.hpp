@@ -15,7 +15,7 @@
 #include "report/ranking_report.hpp"
 #include "report/validation_result.hpp"
 
-namespace moesim::predict {
+namespace moesim::validate {
 
 // Kendall's tau-b of two paired samples (ties handled): (concordant - discordant pairs) / sqrt((n0 - tied in x) *
 // (n0 - tied in y)), n0 = n(n-1)/2; values tie only when equal. Absent when it is undefined: fewer than 2 pairs of
@@ -30,4 +30,4 @@ const std::vector<std::string>& layout_columns();
 // predicted; then the mean tau-b over the groups that have one and the |error| statistics of their rows.
 report::RankingResult rank_groups(const report::ValidationResult& r);
 
-}  // namespace moesim::predict
+}  // namespace moesim::validate

@@ -1,4 +1,4 @@
-#include "predict/param_fit.hpp"
+#include "validate/param_fit.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include "kernels/efficiency_param_names.hpp"
 #include "workload/step_params.hpp"
 
-namespace moesim::predict {
+namespace moesim::validate {
 
 std::vector<std::string> general_param_names() {
   auto names = workload::step_param_names();
@@ -131,4 +131,4 @@ ParamFit fit_param(const config::CsvTable& table, const Resolvers& resolve, cons
   return fit;
 }
 
-}  // namespace moesim::predict
+}  // namespace moesim::validate

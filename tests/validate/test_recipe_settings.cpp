@@ -6,15 +6,15 @@
 
 #include "config/csv_table.hpp"
 #include "core/error.hpp"
-#include "predict/dataset_rules.hpp"
-#include "predict/recipe_settings.hpp"
+#include "validate/dataset_rules.hpp"
+#include "validate/recipe_settings.hpp"
 
 namespace {
 using namespace moesim;
 
 // The repository's spellings (data/rules/cell_spellings.json).
-const predict::CellSpellings& spellings() {
-  static const auto rules = predict::load_dataset_rules(MOESIM_SOURCE_DIR);
+const validate::CellSpellings& spellings() {
+  static const auto rules = validate::load_dataset_rules(MOESIM_SOURCE_DIR);
   return rules.spellings;
 }
 
@@ -34,7 +34,7 @@ config::CsvTable recipes(const std::string& body) {
 std::string message(const config::CsvTable& r) {
   auto t = measurements();
   try {
-    predict::apply_recipe_settings(t, r, spellings());
+    validate::apply_recipe_settings(t, r, spellings());
   } catch (const ConfigError& e) {
     return e.what();
   }
@@ -43,34 +43,34 @@ std::string message(const config::CsvTable& r) {
 }  // namespace
 
 TEST_CASE("unstated cells: blank, recipe default, and marked guesses") {
-  CHECK(predict::cell_is_unstated("", spellings()));
-  CHECK(predict::cell_is_unstated("  ", spellings()));
-  CHECK(predict::cell_is_unstated("recipe default", spellings()));
-  CHECK(predict::cell_is_unstated("Recipe default (DeepEP/HybridEP)", spellings()));
-  CHECK(predict::cell_is_unstated("hybridep (likely)", spellings()));
-  CHECK(predict::cell_is_unstated("selective: mla_up_proj (assumed, MB 25.11 GB200 recipe)", spellings()));
-  CHECK_FALSE(predict::cell_is_unstated("none", spellings()));
-  CHECK_FALSE(predict::cell_is_unstated("0", spellings()));
-  CHECK_FALSE(predict::cell_is_unstated("selective: mla_up_proj (recipe)", spellings()));
-  CHECK_FALSE(predict::cell_is_unstated("partial", spellings()));
+  CHECK(validate::cell_is_unstated("", spellings()));
+  CHECK(validate::cell_is_unstated("  ", spellings()));
+  CHECK(validate::cell_is_unstated("recipe default", spellings()));
+  CHECK(validate::cell_is_unstated("Recipe default (DeepEP/HybridEP)", spellings()));
+  CHECK(validate::cell_is_unstated("hybridep (likely)", spellings()));
+  CHECK(validate::cell_is_unstated("selective: mla_up_proj (assumed, MB 25.11 GB200 recipe)", spellings()));
+  CHECK_FALSE(validate::cell_is_unstated("none", spellings()));
+  CHECK_FALSE(validate::cell_is_unstated("0", spellings()));
+  CHECK_FALSE(validate::cell_is_unstated("selective: mla_up_proj (recipe)", spellings()));
+  CHECK_FALSE(validate::cell_is_unstated("partial", spellings()));
 }
 
 TEST_CASE("refinements: a bare partial graph gets its scopes, a bare flex dispatcher its backend") {
-  CHECK(predict::value_refines("partial", "partial: attn, moe_router"));
-  CHECK(predict::value_refines("Partial", "partial: attn"));
-  CHECK_FALSE(predict::value_refines("partial", "full"));
-  CHECK_FALSE(predict::value_refines("partial: attn", "partial: attn, mlp"));
-  CHECK(predict::value_refines("flex", "hybridep"));
-  CHECK(predict::value_refines("flex (recipe default; DeepEP/HybridEP)", "deepep"));
-  CHECK_FALSE(predict::value_refines("flex", "alltoall"));
-  CHECK_FALSE(predict::value_refines("deepep", "hybridep"));
-  CHECK_FALSE(predict::value_refines("flex (hybridep)", "deepep"));  // the cell names its backend
-  CHECK(predict::value_refines("flex (hybridep)", "hybridep"));
+  CHECK(validate::value_refines("partial", "partial: attn, moe_router"));
+  CHECK(validate::value_refines("Partial", "partial: attn"));
+  CHECK_FALSE(validate::value_refines("partial", "full"));
+  CHECK_FALSE(validate::value_refines("partial: attn", "partial: attn, mlp"));
+  CHECK(validate::value_refines("flex", "hybridep"));
+  CHECK(validate::value_refines("flex (recipe default; DeepEP/HybridEP)", "deepep"));
+  CHECK_FALSE(validate::value_refines("flex", "alltoall"));
+  CHECK_FALSE(validate::value_refines("deepep", "hybridep"));
+  CHECK_FALSE(validate::value_refines("flex (hybridep)", "deepep"));  // the cell names its backend
+  CHECK(validate::value_refines("flex (hybridep)", "hybridep"));
 }
 
 TEST_CASE("recipe lines fill unstated cells and never replace a stated one") {
   auto t = measurements();
-  const auto filled = predict::apply_recipe_settings(
+  const auto filled = validate::apply_recipe_settings(
       t,
       recipes("GT1,cuda_graph,\"partial: moe_router, moe_preprocess\",H,recipe.py@abc\n"
               "GT1,recompute,full,H,recipe.py@abc\n"  // stated ("none"): skipped
@@ -94,7 +94,7 @@ TEST_CASE("recipe lines fill unstated cells and never replace a stated one") {
 
 TEST_CASE("a recipe's stage layout fills a row that gives only PP and VPP, never one that states a layout") {
   auto t = measurements();
-  const auto filled = predict::apply_recipe_settings(
+  const auto filled = validate::apply_recipe_settings(
       t,
       recipes("GT1,pp_layout,Et*4|(t*4|)*14tmL,H,deepseek_v3.py@abc layout_map[(16, 1)]\n"
               "GT3,pp_layout,E|t*2|L,H,s\n"),  // GT3 states Et|tL: kept

@@ -10,11 +10,11 @@
 #include "config/csv_table.hpp"
 #include "kernels/efficiency_param_names.hpp"
 #include "kernels/roofline_model.hpp"
-#include "predict/dataset_rules.hpp"
-#include "predict/param_fit.hpp"
-#include "predict/validation.hpp"
-#include "predict_cases.hpp"
 #include "report/validation_report.hpp"
+#include "validate/dataset_rules.hpp"
+#include "validate/param_fit.hpp"
+#include "validate/validation.hpp"
+#include "validate_cases.hpp"
 #include "validation_row.hpp"
 
 namespace {
@@ -33,13 +33,13 @@ std::string row(const std::string& id, const std::string& metric, const std::str
 }
 
 // The repository's dataset rules (data/rules/), read once.
-std::shared_ptr<const predict::DatasetRules> rules() {
+std::shared_ptr<const validate::DatasetRules> rules() {
   static const auto loaded =
-      std::make_shared<const predict::DatasetRules>(predict::load_dataset_rules(MOESIM_SOURCE_DIR));
+      std::make_shared<const validate::DatasetRules>(validate::load_dataset_rules(MOESIM_SOURCE_DIR));
   return loaded;
 }
 
-predict::Resolvers resolvers() {
+validate::Resolvers resolvers() {
   return {[](const std::string& name) {
             if (name != "small-moe") throw ConfigError({{"<test>", "", "unknown model \"" + name + "\""}});
             return test::h100x8().model;
@@ -67,11 +67,11 @@ std::map<std::string, std::string> small_row(std::map<std::string, std::string> 
   return r;
 }
 
-predict::ValidationResult validate(const std::string& body) {
-  return predict::validate_table(config::parse_csv(kHeader + body, "t.csv"), resolvers());
+validate::ValidationResult validate_csv(const std::string& body) {
+  return validate::validate_table(config::parse_csv(kHeader + body, "t.csv"), resolvers());
 }
-predict::ParamFitRequest fit_request(const std::string& name, double lo, double hi, int evaluations) {
-  predict::ParamFitRequest r;
+validate::ParamFitRequest fit_request(const std::string& name, double lo, double hi, int evaluations) {
+  validate::ParamFitRequest r;
   r.name = name, r.lo = lo, r.hi = hi, r.evaluations = evaluations;
   return r;
 }
@@ -83,8 +83,8 @@ TEST_CASE("a predictable row: the prediction is predict_step's, with the row's m
   o.check_memory = false;
   const auto expected = predict::predict_step(test::h100x8(), o).report;
 
-  const auto r = validate(row("A", "tflops_per_gpu", "300") + row("B", "tokens_per_sec_per_gpu", "100000") +
-                          row("C", "step_time_s", "0.5"));
+  const auto r = validate_csv(row("A", "tflops_per_gpu", "300") + row("B", "tokens_per_sec_per_gpu", "100000") +
+                              row("C", "step_time_s", "0.5"));
   REQUIRE(r.rows.size() == 3);
   for (const auto& v : r.rows) {
     CAPTURE(v.id);
@@ -110,9 +110,9 @@ TEST_CASE("a predictable row: the prediction is predict_step's, with the row's m
 }
 
 TEST_CASE("rows that cannot be predicted are skipped with the reason") {
-  const auto r = validate(row("U", "tflops_per_gpu", "100", "no-such-model") + row("T", "time_to_train", "12.5") +
-                          row("V", "tflops_per_gpu", "n/a") + row("B", "tflops_per_gpu", "100", "small-moe", "") +
-                          row("I", "tflops_per_gpu", "100", "small-moe", "3"));
+  const auto r = validate_csv(row("U", "tflops_per_gpu", "100", "no-such-model") + row("T", "time_to_train", "12.5") +
+                              row("V", "tflops_per_gpu", "n/a") + row("B", "tflops_per_gpu", "100", "small-moe", "") +
+                              row("I", "tflops_per_gpu", "100", "small-moe", "3"));
   REQUIRE(r.rows.size() == 5);
   CHECK(r.rows[0].skipped == "<test>: unknown model \"no-such-model\"");
   CHECK(r.rows[1].skipped == "metric time_to_train is not a single-step prediction");
@@ -131,17 +131,17 @@ TEST_CASE("a blank ep skips an MoE row and means no EP for a dense model") {
   // The small-moe row with its ep column blanked.
   std::string moe = row("M", "tflops_per_gpu", "100");
   moe.replace(moe.find(",2,,4,1,1,4,"), 12, ",2,,,1,1,4,");
-  const auto r = validate(moe);
+  const auto r = validate_csv(moe);
   REQUIRE(r.rows.size() == 1);
   CHECK(r.rows[0].skipped == "column ep is blank for an MoE model");
 
   // A dense model (Llama 3.1 8B from the catalog) with ep blank is predicted with EP1.
   const auto dense = model::load_model_file(std::string(MOESIM_SOURCE_DIR) + "/models/llama3.1-8b.json");
-  predict::Resolvers rs{[&](const std::string&) { return dense; },
-                        [](const std::string& name) { return test::systems().resolve(name); },
-                        rules(),
-                        {}};
-  const auto d = predict::validate_table(
+  validate::Resolvers rs{[&](const std::string&) { return dense; },
+                         [](const std::string& name) { return test::systems().resolve(name); },
+                         rules(),
+                         {}};
+  const auto d = validate::validate_table(
       config::parse_csv(
           kHeader + "D,llama,DGX-H100,8,1,1,,,,,8,1,8,4096,BF16,Megatron-Core,,,,,,,,tflops_per_gpu,400,u,s,n\n",
           "t.csv"),
@@ -153,7 +153,7 @@ TEST_CASE("a blank ep skips an MoE row and means no EP for a dense model") {
 }
 
 TEST_CASE("ladder steps: consecutive predicted rows, direction judged only beyond 3 %") {
-  predict::ValidationResult r;
+  validate::ValidationResult r;
   auto add = [&](const char* id, const char* metric, double measured, std::optional<double> predicted,
                  std::map<std::string, std::string> inputs = {{"dispatcher", "alltoall"}}) {
     r.rows.push_back(test::validation_row(id, metric, measured, predicted, std::move(inputs)));
@@ -165,7 +165,7 @@ TEST_CASE("ladder steps: consecutive predicted rows, direction judged only beyon
   add("E", "tflops_per_gpu", 130, 190);
   add("F", "step_time_s", 2.0, 1.0);   // another metric: no step from E
   add("G", "step_time_s", 1.0, 1.25);  // time halves (+100 % rate), predicted 25 % slower: wrong
-  const auto steps = predict::ladder_steps(r);
+  const auto steps = validate::ladder_steps(r);
   REQUIRE(steps.size() == 3);
   CHECK(steps[0].from == "A");
   CHECK(steps[0].to == "B");
@@ -195,7 +195,7 @@ TEST_CASE("ladder steps: consecutive predicted rows, direction judged only beyon
   r.rows.clear();
   add("H", "tflops_per_gpu", 100, 200);
   add("I", "tflops_per_gpu", 110, 200.1);  // +0.05 %
-  const auto still = predict::ladder_steps(r);
+  const auto still = validate::ladder_steps(r);
   REQUIRE(still.size() == 1);
   CHECK(still[0].judged);
   CHECK_FALSE(still[0].same_direction);
@@ -216,7 +216,7 @@ TEST_CASE("refitting one general parameter recovers the value that produced the 
   full_row.replace(full_row.find(",none,0,balanced"), 16, ",full,0,balanced");
   const auto table = config::parse_csv(kHeader + row("E", "tflops_per_gpu", std::to_string(tf)) + full_row, "t.csv");
 
-  const auto fit = predict::fit_param(table, resolvers(), {}, fit_request("framework_host_factor", 1.0, 8.0, 40));
+  const auto fit = validate::fit_param(table, resolvers(), {}, fit_request("framework_host_factor", 1.0, 8.0, 40));
   CHECK(fit.best == doctest::Approx(2.0).epsilon(1e-3));
   CHECK(fit.objective_at_best < 1e-4);
   CHECK(fit.current == predict::PredictOptions{}.params.framework_host_factor);
@@ -225,9 +225,9 @@ TEST_CASE("refitting one general parameter recovers the value that produced the 
   CHECK(report::to_text(fit).find("rows informing it (prediction moves > 1% across the bounds, 1): E\n") !=
         std::string::npos);
 
-  CHECK_THROWS_AS(predict::fit_param(table, resolvers(), {}, fit_request("framework_host_factor", 2.0, 1.0, 10)),
+  CHECK_THROWS_AS(validate::fit_param(table, resolvers(), {}, fit_request("framework_host_factor", 2.0, 1.0, 10)),
                   ConfigError);
-  CHECK_THROWS_AS(predict::fit_param(table, resolvers(), {}, fit_request("framework_host_facto", 1.0, 2.0, 10)),
+  CHECK_THROWS_AS(validate::fit_param(table, resolvers(), {}, fit_request("framework_host_facto", 1.0, 2.0, 10)),
                   ConfigError);
 }
 
@@ -252,14 +252,14 @@ TEST_CASE(
     ++built;
     return std::make_unique<kernels::RooflineKernelCostModel>(p);
   };
-  const auto fit = predict::fit_param(table, resolvers(), {}, req);
+  const auto fit = validate::fit_param(table, resolvers(), {}, req);
   CHECK(fit.best == doctest::Approx(0.5).epsilon(1e-3));
   CHECK(fit.current ==
         doctest::Approx(kernels::builtin_kernel_efficiency().elementwise_fraction(kernels::Arch::hopper)));
   CHECK(fit.informing_rows == std::vector<std::string>{"E"});
   CHECK(built >= 40);
   req.kernel_model_for = nullptr;
-  CHECK_THROWS_AS(predict::fit_param(table, resolvers(), {}, req), InternalError);
+  CHECK_THROWS_AS(validate::fit_param(table, resolvers(), {}, req), InternalError);
 }
 
 TEST_CASE(
@@ -271,7 +271,7 @@ TEST_CASE(
                               {"framework", "Megatron-Bridge/MCore"},
                               {"source", source},
                               {"notes", notes}});
-    auto rc = predict::case_from_row(r, resolvers());
+    auto rc = validate::case_from_row(r, resolvers());
     REQUIRE(rc.c.has_value());
     return rc.c->layout;
   };
@@ -290,9 +290,9 @@ TEST_CASE("validate_table: the result does not depend on the number of worker th
     body += row("R" + std::to_string(i), i % 2 ? "tflops_per_gpu" : "step_time_s", std::to_string(100 + i));
   body += row("U", "tflops_per_gpu", "100", "no-such-model");
   const auto table = config::parse_csv(kHeader + body, "t.csv");
-  const auto one = report::to_json_text(predict::validate_table(table, resolvers(), {}, 1));
-  CHECK(report::to_json_text(predict::validate_table(table, resolvers(), {}, 3)) == one);
-  CHECK(report::to_json_text(predict::validate_table(table, resolvers(), {}, 0)) == one);
+  const auto one = report::to_json_text(validate::validate_table(table, resolvers(), {}, 1));
+  CHECK(report::to_json_text(validate::validate_table(table, resolvers(), {}, 3)) == one);
+  CHECK(report::to_json_text(validate::validate_table(table, resolvers(), {}, 0)) == one);
   CHECK(one.find("\"id\": \"U\"") != std::string::npos);
 }
 
@@ -304,10 +304,10 @@ TEST_CASE("refitting never rewards a value at which rows stop being predictable"
   at2.params.framework_host_factor = 2.0;
   const double tf = predict::predict_step(test::h100x8(), at2).report.tflops_per_gpu;
   const auto table = config::parse_csv(kHeader + row("E", "tflops_per_gpu", std::to_string(tf)), "t.csv");
-  const auto fit = predict::fit_param(table, resolvers(), {}, fit_request("framework_host_factor", 1.0, 1e300, 60));
+  const auto fit = validate::fit_param(table, resolvers(), {}, fit_request("framework_host_factor", 1.0, 1e300, 60));
   CHECK(fit.summary_at_best.n == 1);
   CHECK(fit.best < 1e6);
-  CHECK_THROWS_AS(predict::fit_param(table, resolvers(), {}, fit_request("framework_host_factor", 1e200, 1e300, 5)),
+  CHECK_THROWS_AS(validate::fit_param(table, resolvers(), {}, fit_request("framework_host_factor", 1e200, 1e300, 5)),
                   ConfigError);
 }
 
@@ -328,51 +328,51 @@ TEST_CASE("the TE release of a row comes from the container or guide its source 
 
   // In a row: the source decides; without one the layout default (the newest TE) stays.
   auto r = small_row({{"source", "docs (25.11 NeMo container)"}});
-  auto rc = predict::case_from_row(r, resolvers());
+  auto rc = validate::case_from_row(r, resolvers());
   REQUIRE(rc.c.has_value());
   CHECK(rc.c->layout.te_version == TeVersion{2, 9});
   r["source"] = "a paper";
-  rc = predict::case_from_row(r, resolvers());
+  rc = validate::case_from_row(r, resolvers());
   REQUIRE(rc.c.has_value());
   CHECK(rc.c->layout.te_version == layout::kLatestTeVersion);
   // An optional te_version column (a recipe setting, or the ladder CSV) wins over the source; a bad one skips.
   r["source"] = "docs (25.11 NeMo container)";
   r["te_version"] = "2.6";
-  rc = predict::case_from_row(r, resolvers());
+  rc = validate::case_from_row(r, resolvers());
   REQUIRE(rc.c.has_value());
   CHECK(rc.c->layout.te_version == TeVersion{2, 6});
   r["te_version"] = "two";
-  rc = predict::case_from_row(r, resolvers());
+  rc = validate::case_from_row(r, resolvers());
   CHECK_FALSE(rc.c.has_value());
   CHECK(rc.skipped.find("two") != std::string::npos);
 }
 
 TEST_CASE("token-dropping columns a recipe adds are read; a bad capacity skips the row with the reason") {
   auto r = small_row({{"expert_capacity_factor", "1.0"}, {"pad_expert_input_to_capacity", "1"}});
-  auto rc = predict::case_from_row(r, resolvers());
+  auto rc = validate::case_from_row(r, resolvers());
   REQUIRE(rc.c.has_value());
   CHECK(rc.c->layout.expert_capacity_factor == 1.0);
   CHECK(rc.c->layout.pad_expert_input_to_capacity);
   r["expert_capacity_factor"] = "lots";
-  rc = predict::case_from_row(r, resolvers());
+  rc = validate::case_from_row(r, resolvers());
   CHECK_FALSE(rc.c.has_value());
   CHECK(rc.skipped == "column expert_capacity_factor is not a positive number: \"lots\"");
 }
 
 TEST_CASE("the cpu_binding column a recipe adds is read: 0 = unbound ranks; absent = bound") {
   auto r = small_row({});
-  auto rc = predict::case_from_row(r, resolvers());
+  auto rc = validate::case_from_row(r, resolvers());
   REQUIRE(rc.c.has_value());
   CHECK(rc.c->layout.cpu_binding);
   r["cpu_binding"] = "0";
-  rc = predict::case_from_row(r, resolvers());
+  rc = validate::case_from_row(r, resolvers());
   REQUIRE(rc.c.has_value());
   CHECK_FALSE(rc.c->layout.cpu_binding);
   // A switch column holding anything but 0 or 1 skips the row with the reason, never reads as the default.
   for (const char* c : {"cpu_binding", "a2a_overlap", "tp_comm_overlap", "pad_expert_input_to_capacity", "fsdp",
                         "fsdp_reshard_after_forward"}) {
     auto bad = small_row({{c, "false"}});
-    const auto skipped = predict::case_from_row(bad, resolvers());
+    const auto skipped = validate::case_from_row(bad, resolvers());
     CHECK_FALSE(skipped.c.has_value());
     CHECK(skipped.skipped == std::string("column ") + c + " is not 0 or 1: \"false\"");
   }
@@ -380,36 +380,36 @@ TEST_CASE("the cpu_binding column a recipe adds is read: 0 = unbound ranks; abse
 
 TEST_CASE("FSDP: a framework naming PyTorch FSDP2 shards fully unless the fsdp column says otherwise") {
   auto r = small_row({});
-  auto rc = predict::case_from_row(r, resolvers());
+  auto rc = validate::case_from_row(r, resolvers());
   REQUIRE(rc.c.has_value());
   CHECK_FALSE(rc.c->layout.fsdp);
   r["framework"] = "NeMo AutoModel (PyTorch FSDP2)";
-  rc = predict::case_from_row(r, resolvers());
+  rc = validate::case_from_row(r, resolvers());
   REQUIRE(rc.c.has_value());
   CHECK(rc.c->layout.fsdp);
   CHECK(rc.c->layout.fsdp_reshard_after_forward);  // blank: FSDP2's default
   r["fsdp_reshard_after_forward"] = "0";
-  rc = predict::case_from_row(r, resolvers());
+  rc = validate::case_from_row(r, resolvers());
   REQUIRE(rc.c.has_value());
   CHECK_FALSE(rc.c->layout.fsdp_reshard_after_forward);
   r["fsdp"] = "0";
-  rc = predict::case_from_row(r, resolvers());
+  rc = validate::case_from_row(r, resolvers());
   REQUIRE(rc.c.has_value());
   CHECK_FALSE(rc.c->layout.fsdp);
   // Another stack's "FSDP" does not say it reshards as FSDP2 does: not this switch unless the column says so.
   r = small_row({{"framework", "Meta internal (4D: TP,CP,PP,FSDP)"}});
-  rc = predict::case_from_row(r, resolvers());
+  rc = validate::case_from_row(r, resolvers());
   REQUIRE(rc.c.has_value());
   CHECK_FALSE(rc.c->layout.fsdp);
   r["fsdp"] = "1";
-  rc = predict::case_from_row(r, resolvers());
+  rc = validate::case_from_row(r, resolvers());
   REQUIRE(rc.c.has_value());
   CHECK(rc.c->layout.fsdp);
 }
 
 TEST_CASE("a TFLOPS row that publishes its tokens/s is judged in its own FLOP definition") {
   auto r = small_row({{"notes", "tokens_per_sec_per_gpu=50000; other notes"}});
-  auto rc = predict::case_from_row(r, resolvers());
+  auto rc = validate::case_from_row(r, resolvers());
   REQUIRE(rc.c.has_value());
   CHECK(rc.row_flops_per_token == doctest::Approx(2e9).epsilon(1e-12));  // 100 TFLOPS / 50,000 tokens/s
   report::StepReport rep;
@@ -422,13 +422,13 @@ TEST_CASE("a TFLOPS row that publishes its tokens/s is judged in its own FLOP de
                             "tokens_per_sec_per_gpu=50000x"}) {
     CAPTURE(notes);
     r["notes"] = notes;
-    rc = predict::case_from_row(r, resolvers());
+    rc = validate::case_from_row(r, resolvers());
     CHECK(rc.row_flops_per_token == 0);
   }
   r["notes"] = "(tokens_per_sec_per_gpu=40000)";
-  CHECK(predict::case_from_row(r, resolvers()).row_flops_per_token == doctest::Approx(2.5e9).epsilon(1e-12));
+  CHECK(validate::case_from_row(r, resolvers()).row_flops_per_token == doctest::Approx(2.5e9).epsilon(1e-12));
   r["notes"] = "no tokens here";
-  rc = predict::case_from_row(r, resolvers());
+  rc = validate::case_from_row(r, resolvers());
   CHECK(rc.row_flops_per_token == 0);
   CHECK(rc.value_of(rep) == 999);
 }

@@ -7,43 +7,43 @@
 #include <map>
 #include <stdexcept>
 
-#include "predict/ranking.hpp"
+#include "validate/ranking.hpp"
 #include "validation_row.hpp"
 
 using namespace moesim;
 using test::validation_row;
 
 TEST_CASE("kendall tau-b: perfect, reversed and one swapped pair") {
-  CHECK(*predict::kendall_tau_b({1, 2, 3}, {10, 20, 30}) == doctest::Approx(1.0));
-  CHECK(*predict::kendall_tau_b({1, 2, 3}, {30, 20, 10}) == doctest::Approx(-1.0));
+  CHECK(*validate::kendall_tau_b({1, 2, 3}, {10, 20, 30}) == doctest::Approx(1.0));
+  CHECK(*validate::kendall_tau_b({1, 2, 3}, {30, 20, 10}) == doctest::Approx(-1.0));
   // 6 pairs; only (2, 3) is swapped: (5 - 1) / 6.
-  CHECK(*predict::kendall_tau_b({1, 2, 3, 4}, {1, 3, 2, 4}) == doctest::Approx(4.0 / 6.0));
+  CHECK(*validate::kendall_tau_b({1, 2, 3, 4}, {1, 3, 2, 4}) == doctest::Approx(4.0 / 6.0));
 }
 
 TEST_CASE("kendall tau-b: ties count in the denominator of their own sample only") {
   // x ties on pair (0,1); pairs (0,2), (1,2) concordant: 2 / sqrt((3 - 1) * (3 - 0)).
-  CHECK(*predict::kendall_tau_b({1, 1, 2}, {1, 2, 3}) == doctest::Approx(2.0 / std::sqrt(6.0)));
+  CHECK(*validate::kendall_tau_b({1, 1, 2}, {1, 2, 3}) == doctest::Approx(2.0 / std::sqrt(6.0)));
   // Both tie on the same pair: 2 / sqrt(2 * 2) = 1 (tau-a would give 2/3).
-  CHECK(*predict::kendall_tau_b({1, 1, 2}, {5, 5, 7}) == doctest::Approx(1.0));
+  CHECK(*validate::kendall_tau_b({1, 1, 2}, {5, 5, 7}) == doctest::Approx(1.0));
   // y ties on pair (1,2), x orders it; (0,1) concordant, (0,2) discordant: 0.
-  CHECK(predict::kendall_tau_b({1, 3, 0}, {1, 2, 2}).value() == doctest::Approx(0.0));
+  CHECK(validate::kendall_tau_b({1, 3, 0}, {1, 2, 2}).value() == doctest::Approx(0.0));
 }
 
 TEST_CASE("kendall tau-b: undefined without two distinct values in each sample") {
-  CHECK_FALSE(predict::kendall_tau_b({}, {}).has_value());
-  CHECK_FALSE(predict::kendall_tau_b({1}, {2}).has_value());
-  CHECK_FALSE(predict::kendall_tau_b({1, 1, 1}, {1, 2, 3}).has_value());
-  CHECK_FALSE(predict::kendall_tau_b({1, 2, 3}, {4, 4, 4}).has_value());
-  CHECK_THROWS_AS(predict::kendall_tau_b({1, 2}, {1}), std::invalid_argument);
+  CHECK_FALSE(validate::kendall_tau_b({}, {}).has_value());
+  CHECK_FALSE(validate::kendall_tau_b({1}, {2}).has_value());
+  CHECK_FALSE(validate::kendall_tau_b({1, 1, 1}, {1, 2, 3}).has_value());
+  CHECK_FALSE(validate::kendall_tau_b({1, 2, 3}, {4, 4, 4}).has_value());
+  CHECK_THROWS_AS(validate::kendall_tau_b({1, 2}, {1}), std::invalid_argument);
 }
 
 TEST_CASE("kendall tau-b is symmetric and flips sign with one sample reversed") {
   const std::vector<double> x{3, 1, 4, 1, 5, 9, 2, 6}, y{2, 7, 1, 8, 2, 8, 1, 8};
   std::vector<double> neg;
   for (double v : y) neg.push_back(-v);
-  const double t = *predict::kendall_tau_b(x, y);
-  CHECK(*predict::kendall_tau_b(y, x) == doctest::Approx(t));
-  CHECK(*predict::kendall_tau_b(x, neg) == doctest::Approx(-t));
+  const double t = *validate::kendall_tau_b(x, y);
+  CHECK(*validate::kendall_tau_b(y, x) == doctest::Approx(t));
+  CHECK(*validate::kendall_tau_b(x, neg) == doctest::Approx(-t));
   CHECK(std::fabs(t) <= 1.0);
 }
 
@@ -64,7 +64,7 @@ TEST_CASE("rank_groups: groups by the non-layout columns, inverts step times, re
       validation_row("F", "tflops_per_gpu", 100, std::nullopt, {{"model", "m1"}, {"gbs", "128"}, {"tp", "4"}}));
   r.rows.back().skipped = "why";
 
-  const auto g = predict::rank_groups(r);
+  const auto g = validate::rank_groups(r);
   REQUIRE(g.groups.size() == 2);
   const auto& a = g.groups[0];
   CHECK(a.name == "m1 / 64");  // model, then gbs (the naming columns present), no layout column
@@ -91,7 +91,7 @@ TEST_CASE("rank_groups: an explicit group column overrides the other columns; a 
   r.rows.push_back(validation_row("A", "tflops_per_gpu", 100, 100, {{"group", "g1"}, {"model", "m1"}}));
   r.rows.push_back(validation_row("B", "tokens_per_sec_per_gpu", 300, 330, {{"group", "g1"}, {"model", "m2"}}));
   r.rows.push_back(validation_row("C", "tflops_per_gpu", 100, 90, {{"group", "g2"}, {"model", "m1"}}));
-  const auto g = predict::rank_groups(r);
+  const auto g = validate::rank_groups(r);
   REQUIRE(g.groups.size() == 2);
   CHECK(g.groups[0].name == "g1");
   CHECK(*g.groups[0].tau_b == doctest::Approx(1.0));
@@ -101,7 +101,7 @@ TEST_CASE("rank_groups: an explicit group column overrides the other columns; a 
 }
 
 TEST_CASE("layout columns hold the parallel sizes and switches, not the model, system or batch") {
-  const auto& c = predict::layout_columns();
+  const auto& c = validate::layout_columns();
   for (const char* k : {"tp", "pp", "vpp", "cp", "ep", "etp", "mbs", "dispatcher", "recompute", "fsdp"})
     CHECK(std::find(c.begin(), c.end(), k) != c.end());
   for (const char* k : {"model", "hardware", "gpus", "gbs", "seq", "precision"})
@@ -112,7 +112,7 @@ TEST_CASE("rank_groups: other non-layout cells split groups and name them column
   report::ValidationResult r;
   r.rows.push_back(validation_row("A", "tflops_per_gpu", 100, 100, {{"model", "m1"}, {"framework", "x"}, {"tp", "1"}}));
   r.rows.push_back(validation_row("B", "tflops_per_gpu", 100, 100, {{"model", "m1"}, {"framework", "y"}, {"tp", "2"}}));
-  const auto g = predict::rank_groups(r);
+  const auto g = validate::rank_groups(r);
   REQUIRE(g.groups.size() == 2);
   CHECK(g.groups[0].name == "m1 / framework=x");
   CHECK(g.groups[1].name == "m1 / framework=y");

@@ -1,4 +1,4 @@
-#include "predict/dataset_rules.hpp"
+#include "validate/dataset_rules.hpp"
 
 #include <algorithm>
 #include <array>
@@ -10,7 +10,7 @@
 #include "core/error.hpp"
 #include "core/text.hpp"
 
-namespace moesim::predict {
+namespace moesim::validate {
 namespace {
 
 using config::ObjectReader;
@@ -263,4 +263,4 @@ DatasetRules load_dataset_rules(const std::filesystem::path& data_root) {
   return rules;
 }
 
-}  // namespace moesim::predict
+}  // namespace moesim::validate

@@ -23,10 +23,10 @@
 #include <vector>
 
 #include "config/csv_table.hpp"
-#include "predict/param_fit.hpp"
-#include "predict/validation.hpp"
+#include "validate/param_fit.hpp"
+#include "validate/validation.hpp"
 
-namespace moesim::predict {
+namespace moesim::validate {
 
 // One fitted parameter: its name (a step parameter or kernel constant), the search bounds, and its unfitted value
 // with the reason for that value.
@@ -102,4 +102,4 @@ SplitHalfResult split_half_check(const config::CsvTable& table, const Resolvers&
 // The markdown table docs/accuracy.md shows (one row per parameter and split) and the notes under it.
 std::string split_half_markdown(const SplitHalfResult& r);
 
-}  // namespace moesim::predict
+}  // namespace moesim::validate

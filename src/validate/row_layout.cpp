@@ -1,11 +1,11 @@
-#include "predict/row_layout.hpp"
+#include "validate/row_layout.hpp"
 
 #include <stdexcept>
 
 #include "layout/layout_fields.hpp"
-#include "predict/recipe_settings.hpp"
+#include "validate/recipe_settings.hpp"
 
-namespace moesim::predict {
+namespace moesim::validate {
 namespace {
 
 bool is_integer(layout::FieldKind k) {
@@ -58,4 +58,4 @@ std::optional<std::string> read_row_layout(const Row& row, const CellSpellings& 
   return std::nullopt;
 }
 
-}  // namespace moesim::predict
+}  // namespace moesim::validate

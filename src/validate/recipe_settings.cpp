@@ -1,4 +1,4 @@
-#include "predict/recipe_settings.hpp"
+#include "validate/recipe_settings.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +14,7 @@
 #include "layout/layout.hpp"
 #include "layout/pipeline_layout.hpp"
 
-namespace moesim::predict {
+namespace moesim::validate {
 namespace {
 
 std::string field(const std::map<std::string, std::string>& row, const char* name) {
@@ -134,4 +134,4 @@ std::vector<RecipeFill> apply_recipe_settings(config::CsvTable& table, const con
   return filled;
 }
 
-}  // namespace moesim::predict
+}  // namespace moesim::validate

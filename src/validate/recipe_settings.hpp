@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "config/csv_table.hpp"
-#include "predict/cell_spellings.hpp"
+#include "validate/cell_spellings.hpp"
 
-namespace moesim::predict {
+namespace moesim::validate {
 
 // One filled cell.
 struct RecipeFill {
@@ -37,4 +37,4 @@ bool value_refines(const std::string& cell, const std::string& value);
 std::vector<RecipeFill> apply_recipe_settings(config::CsvTable& table, const config::CsvTable& recipes,
                                               const CellSpellings& spellings);
 
-}  // namespace moesim::predict
+}  // namespace moesim::validate

@@ -1,13 +1,13 @@
-#include "predict/ranking.hpp"
+#include "validate/ranking.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <stdexcept>
 
-#include "predict/validation.hpp"
+#include "validate/validation.hpp"
 
-namespace moesim::predict {
+namespace moesim::validate {
 namespace {
 
 int sign(double d) { return (d > 0) - (d < 0); }
@@ -130,4 +130,4 @@ report::RankingResult rank_groups(const report::ValidationResult& r) {
   return out;
 }
 
-}  // namespace moesim::predict
+}  // namespace moesim::validate

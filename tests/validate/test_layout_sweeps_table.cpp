@@ -8,8 +8,8 @@
 #include <string>
 
 #include "config/csv_table.hpp"
-#include "predict/validation.hpp"
-#include "predict_cases.hpp"
+#include "validate/validation.hpp"
+#include "validate_cases.hpp"
 
 using namespace moesim;
 
@@ -30,7 +30,7 @@ TEST_CASE("every layout-sweep row becomes a case; each group has >= 2 rows of on
     REQUIRE_FALSE(group.empty());
     CHECK_FALSE(row.at("source").empty());
     CHECK_FALSE(row.at("notes").empty());
-    const auto rc = predict::case_from_row(row, resolve);
+    const auto rc = validate::case_from_row(row, resolve);
     REQUIRE_MESSAGE(rc.c.has_value(), rc.skipped);
     auto cells = row;
     cells["catalog model"] = rc.c->model.name;

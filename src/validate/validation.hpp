@@ -3,11 +3,11 @@
 // data/measurements/groundtruth.csv becomes a case, is predicted, and is compared with its measured value.
 //
 // Row -> case: model and hardware resolve through the catalog aliases; every column named like a layout field
-// fills that field (predict/row_layout.hpp: the field table of layout/layout_fields.hpp, with the table's
+// fills that field (validate/row_layout.hpp: the field table of layout/layout_fields.hpp, with the table's
 // conventions for blanks and dispatcher spellings). Documented defaults for blank software-stack columns:
 // dispatcher "alltoall" (also for "recipe default" / "n/a"), recompute "none", cuda_graph "none", a2a_overlap 0,
 // mtp 0, precision BF16, etp 1, cp 1, vpp 1, and ep 1 for a dense model (a blank ep skips an MoE row). Then the
-// dataset rules (data/rules/, predict/dataset_rules.hpp) add what the row's sources say: the TE release of its
+// dataset rules (data/rules/, validate/dataset_rules.hpp) add what the row's sources say: the TE release of its
 // container, Megatron-Bridge's BF16 gradient reduce and moments, FP8 attention, FSDP2 for a framework naming it
 // (unless an `fsdp` column says 0 or 1), and the FLOP definition of its framework (MaxText/JAX -> maxtext,
 // TorchTitan -> torchtitan, else megatron). A PP/VPP split without its pp_layout whose layers do not divide gets
@@ -24,11 +24,15 @@
 
 #include "config/csv_table.hpp"
 #include "core/progress.hpp"
-#include "predict/dataset_rules.hpp"
 #include "predict/predict_step.hpp"
 #include "report/validation_result.hpp"
+#include "validate/dataset_rules.hpp"
 
-namespace moesim::predict {
+namespace moesim::validate {
+
+// A row becomes predict/'s inputs.
+using predict::Case;
+using predict::PredictOptions;
 
 // The result types are plain data in report/ (which formats them: report/validation_report.hpp).
 using report::LadderStep;
@@ -37,7 +41,7 @@ using report::ValidationRow;
 using report::ValidationSummary;
 
 // How a table's names and sources are read: `model` / `system` map a table name to a catalog entry (throwing
-// ConfigError when unknown); `rules` are the dataset rules (predict/dataset_rules.hpp, required).
+// ConfigError when unknown); `rules` are the dataset rules (validate/dataset_rules.hpp, required).
 struct Resolvers {
   std::function<model::ModelSpec(const std::string&)> model;
   std::function<topology::SystemSpec(const std::string&)> system;
@@ -88,4 +92,4 @@ double percentile(std::vector<double> v, double q);
 // under 0.1 % counts as no move (so never as the measured direction).
 std::vector<LadderStep> ladder_steps(const ValidationResult& r, double threshold_pct = 3.0);
 
-}  // namespace moesim::predict
+}  // namespace moesim::validate

@@ -5,7 +5,7 @@
 // - gpus, tp, pp, mbs, gbs and seq are required integers; another integer column that is blank or not an
 //   integer keeps the default (ep 1 — case_from_row refuses a blank ep for an MoE model —, vpp 1, cp 1, etp 1,
 //   mtp 0; etp is not tp here: a published row states its expert TP);
-// - the on/off columns (predict::switch_columns) hold 0, 1 or nothing; anything else skips the row;
+// - the on/off columns (validate::switch_columns) hold 0, 1 or nothing; anything else skips the row;
 // - dispatcher: the spellings of data/rules/cell_spellings.json (blank, "recipe default" and "n/a" read as
 //   alltoall, "all-to-all ..." as alltoall, Megatron's "flex ..." without a named backend as DeepEP);
 // - a blank column keeps the layout's default (precision BF16, recompute none, cuda_graph none, ...).
@@ -14,9 +14,9 @@
 #include <string>
 
 #include "layout/layout.hpp"
-#include "predict/cell_spellings.hpp"
+#include "validate/cell_spellings.hpp"
 
-namespace moesim::predict {
+namespace moesim::validate {
 
 using Row = std::map<std::string, std::string>;
 
@@ -28,4 +28,4 @@ std::optional<int> integer_cell(const Row& row, const std::string& column);
 // Fills `l` from the row; returns the reason the row cannot be read, or nullopt.
 std::optional<std::string> read_row_layout(const Row& row, const CellSpellings& spellings, layout::Layout& l);
 
-}  // namespace moesim::predict
+}  // namespace moesim::validate
