@@ -28,9 +28,9 @@ TEST_CASE("align_param_gather of the wrong type is bad input (exit 2) naming the
                           "align_param_gather=\"off\""});
   CHECK(r.code == 2);
   CHECK(r.err.find("/align_param_gather: expected true or false, got string \"off\"") != std::string::npos);
-  const auto flag = run_cli({"run", "--layout", MOESIM_FIXTURES_DIR "/predict/h100x8.json", "--model",
-                             MOESIM_FIXTURES_DIR "/predict/small_moe.json", "--system", "dgx-h100",
-                             "--align-param-gather", "maybe"});
+  const auto flag =
+      run_cli({"run", "--layout", MOESIM_FIXTURES_DIR "/predict/h100x8.json", "--model",
+               MOESIM_FIXTURES_DIR "/predict/small_moe.json", "--system", "dgx-h100", "--align-param-gather", "maybe"});
   CHECK(flag.code == 2);
   CHECK(flag.err.find("--align-param-gather: expected true or false") != std::string::npos);
 }
