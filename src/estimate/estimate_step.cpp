@@ -12,6 +12,7 @@
 #include "estimate/unit_pipeline.hpp"
 #include "estimate/unit_probe.hpp"
 #include "layout/schedule_counts.hpp"
+#include "workload/dp_strategy.hpp"
 #include "workload/pipeline_schedule.hpp"
 #include "workload/step_context.hpp"
 
@@ -137,17 +138,25 @@ report::StepReport estimate_step(const predict::Case& c, const predict::PredictO
   if (!textbook) listed = listed_pipeline(ctx, probe, schedule_name, shape.p2p_s);
   const PipelineTimes pipe = listed ? listed->times : pipeline_times(shape, units);
 
-  // The distributed optimizer gathers every chunk's parameters at the step's start, one after another on the DP
-  // stream; chunk c's first forward on rank 0 comes c pp forwards in, so the gathers show where they outrun the
-  // forwards: max_c ((c+1) g - c pp f). At the end the reduce-scatters queue the same way behind the last
-  // backwards (chunk c's last backward c pp backwards before the end): max_c ((c+1) h - c pp b), then the
-  // embedding all-reduce and the optimizer.
+  // With the prefetch (align_param_gather) the distributed optimizer gathers every chunk's parameters at the
+  // step's start, one after another on the DP stream; chunk c's first forward on rank 0 comes c pp forwards in, so
+  // the gathers show where they outrun the forwards: max_c ((c+1) g - c pp f). Without it each virtual stage
+  // gathers its chunk when micro-batch 0 reaches it and waits, so micro-batch 0's way through the pp x vpp virtual
+  // stages, and with it the whole step, carries every rank's gathers: vpp sum_r g_r. At the end the
+  // reduce-scatters queue the same way behind the last backwards (chunk c's last backward c pp backwards before
+  // the end): max_c ((c+1) h - c pp b), then the embedding all-reduce and the optimizer.
   const double m = shape.microbatches;
   const Timed gather = probe.chunk_param_gather(0);
-  const double f0 = units[0].fwd / vpp;
-  double start_s = 0;
-  for (int k = 0; k < vpp; ++k) start_s = std::max(start_s, (k + 1) * gather.seconds - k * std::min(m, 1.0 * pp) * f0);
-  const Timed start = gather.seconds > 0 ? gather.scaled(start_s / gather.seconds) : Timed{};
+  Timed start;
+  if (workload::prefetches_param_gather(c.layout)) {
+    const double f0 = units[0].fwd / vpp;
+    double start_s = 0;
+    for (int k = 0; k < vpp; ++k)
+      start_s = std::max(start_s, (k + 1) * gather.seconds - k * std::min(m, 1.0 * pp) * f0);
+    start = gather.seconds > 0 ? gather.scaled(start_s / gather.seconds) : Timed{};
+  } else {
+    for (int r = 0; r < pp; ++r) start += (r == 0 ? gather : probe.chunk_param_gather(r)).scaled(vpp);
+  }
   const Timed launch = probe.graph_launch();
   double step = 0;
   std::vector<Timed> tails;

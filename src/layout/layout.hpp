@@ -149,6 +149,14 @@ struct Layout {
   Dtype optimizer_moment_dtype =
       Dtype::fp32;                // Megatron --exp-avg-dtype/--exp-avg-sq-dtype (precision-aware optimizer)
   bool fp8_param_gather = false;  // FP8 primary weights (no BF16 weight copy)
+  // Megatron's align_param_gather (DistributedDataParallelConfig; Megatron-LM --no-align-param-gather turns it
+  // off): with --overlap-param-gather, whether the interleaved schedule dispatches each chunk's parameter
+  // all-gather ahead of its first forward (param_sync_func, schedules.py) or the chunk's forward pre-hook
+  // dispatches it on first use and waits at once (distributed_data_parallel.py _make_forward_pre_hook,
+  // param_and_grad_buffer.py finish_param_sync). Unset = Megatron-LM's default for the schedule: on with the
+  // interleaved schedule, off without interleaving (arguments.py forces it off there); the other schedules keep
+  // the prefetch. workload/README.md "Parameter all-gather" has the lines at the pinned commits.
+  std::optional<bool> align_param_gather;
   // The parameters the optimizer updates: fp32, an FP32 master copy beside the BF16 weights (Megatron's mixed
   // precision; FSDP2 over FP32 parameters), or bf16, the BF16 parameters themselves with no master copy (pure BF16
   // training: NeMo AutoModel builds its models in BF16, so its gradients and torch Adam's moments are BF16 too).

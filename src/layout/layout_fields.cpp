@@ -62,6 +62,9 @@ const std::vector<LayoutField>& layout_fields() {
        "Parameters the optimizer updates: fp32 (an FP32 master copy, default) | bf16 (the BF16 weights themselves, "
        "no master copy: pure BF16 training)"},
       {"fp8_param_gather", "", K::boolean, K::boolean, "FP8 primary weights (no BF16 weight copy)"},
+      {"align_param_gather", "", K::boolean, K::boolean,
+       "Megatron's align_param_gather: prefetch each chunk's parameter all-gather ahead of its first forward (on) "
+       "or gather it on first use and wait (off; default: on with the interleaved schedule, off without)"},
       {"fp8_attention", "fp8_dot_product_attention", K::boolean, K::boolean,
        "Core attention in FP8 (only with an FP8 / MXFP8 precision)"},
       {"expert_capacity_factor", "moe_expert_capacity_factor", K::positive_number, K::positive_number,
@@ -157,6 +160,8 @@ void set_layout_field(Layout& l, const LayoutField& f, std::string_view text) {
         l.sequence_parallel = boolean_text(text);
       else if (f.key == "delay_wgrad")
         l.delay_wgrad = boolean_text(text);
+      else if (f.key == "align_param_gather")
+        l.align_param_gather = boolean_text(text);
       else
         boolean_member(l, f.key) = boolean_text(text);
       return;

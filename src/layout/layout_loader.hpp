@@ -7,7 +7,8 @@
 // vpp = stages/pp of pp_layout when given (else 1), precision bf16, dispatcher alltoall, recompute none,
 // cuda_graph none, a2a_overlap false, mtp 0, distributed_optimizer true, fsdp false,
 // fsdp_reshard_after_forward true, grad_reduce_dtype and
-// optimizer_moment_dtype fp32, sequence_parallel unset (on when tp > 1).
+// optimizer_moment_dtype fp32, sequence_parallel unset (on when tp > 1), align_param_gather unset (on with the
+// interleaved schedule).
 // Megatron spellings accept Megatron's value shapes: virtual_pipeline_model_parallel_size may be null
 // (no interleaving); recompute is recompute_granularity ("selective" | "full" | null) with recompute_modules
 // (array), recompute_method and recompute_num_layers; grad_reduce_in_bf16 is a boolean.

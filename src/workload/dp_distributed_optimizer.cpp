@@ -1,7 +1,12 @@
 // "distributed-optimizer": Megatron's distributed optimizer with --overlap-param-gather and --overlap-grad-reduce.
-// Each chunk's parameters are all-gathered at the start of the step, overlapped with the first forwards (a chunk's
-// first forward waits for its own gather only), and its gradients reduce-scattered once its last backward is done.
+// With align_param_gather (prefetches_param_gather) each chunk's parameters are all-gathered from the start of the
+// step, overlapped with the first forwards (a chunk's first forward waits for its own gather only); without it the
+// chunk's forward pre-hook issues the gather when the chunk's first forward is ready to run (on a later pipeline
+// rank: when micro-batch 0 has arrived) and the forward waits for it. Either way each chunk's gradients are
+// reduce-scattered once its last backward is done.
 #include <map>
+#include <set>
+#include <utility>
 
 #include "workload/dp_strategy.hpp"
 
@@ -9,21 +14,26 @@ namespace moesim::workload {
 namespace {
 class DistributedOptimizer final : public DataParallelStrategy {
  public:
-  DistributedOptimizer(const StepContext& ctx, OpWriter& out, int rank) : ctx_(ctx), out_(out), rank_(rank) {}
+  DistributedOptimizer(const StepContext& ctx, OpWriter& out, int rank)
+      : ctx_(ctx), out_(out), rank_(rank), prefetch_(prefetches_param_gather(ctx.in.layout)) {}
 
   void begin() override {
-    const memory::LayerShare params = chunk_params(ctx_, rank_);
+    if (!prefetch_) return;
     for (int c = 0; c < ctx_.in.stages.vpp; ++c) {
-      const OpId last =
-          dp_collectives(ctx_, out_, rank_, params, param_gather_bytes(ctx_.in.layout), comm::Collective::all_gather,
-                         "dp_param_allgather", "edp_param_allgather", {}, -1, -1, Phase::fwd);
+      const OpId last = gather({});
       if (last >= 0) gathers_[c] = last;
     }
   }
 
   // The chunk's first forward (micro-batch 0 in Megatron's orders; DualPipe's second copy starts at m/2) waits for
-  // its gather.
+  // its gather; without the prefetch the gather starts there, after what the forward waited for (its input).
   void before_forward_unit(int chunk, int /*mb*/, Chain& chain) override {
+    if (!prefetch_) {
+      if (!gathered_.insert(chunk).second) return;
+      const OpId last = gather(chain.last >= 0 ? opgraph::OpIds{chain.last} : opgraph::OpIds{});
+      if (last >= 0) chain.last = last;
+      return;
+    }
     if (auto it = gathers_.find(chunk); it != gathers_.end()) {
       chain.last = out_.join(rank_, -1, -1, chain.last, it->second);
       gathers_.erase(it);
@@ -39,10 +49,19 @@ class DistributedOptimizer final : public DataParallelStrategy {
   bool shards_optimizer_state() const override { return ctx_.in.layout.distributed_optimizer; }
 
  private:
+  // One chunk's parameter all-gather (the dense side, then the experts), after `deps`.
+  OpId gather(opgraph::OpIds deps) {
+    return dp_collectives(ctx_, out_, rank_, chunk_params(ctx_, rank_), param_gather_bytes(ctx_.in.layout),
+                          comm::Collective::all_gather, "dp_param_allgather", "edp_param_allgather", std::move(deps),
+                          -1, -1, Phase::fwd);
+  }
+
   const StepContext& ctx_;
   OpWriter& out_;
   const int rank_;
+  const bool prefetch_;
   std::map<int, OpId> gathers_;  // by chunk, the last op of its parameter all-gather, until its first forward joins it
+  std::set<int> gathered_;       // without the prefetch: the chunks whose first forward has issued their gather
 };
 }  // namespace
 

@@ -1,6 +1,7 @@
 #include "workload/dp_strategy.hpp"
 
 #include "core/registry.hpp"
+#include "layout/schedule_counts.hpp"
 
 namespace moesim::workload {
 
@@ -42,7 +43,22 @@ std::string_view dp_strategy_name_for(const layout::Layout& layout) {
   return layout.fsdp ? "fsdp" : "distributed-optimizer";
 }
 
-double param_gather_bytes(const layout::Layout& layout) { return layout.fp8_param_gather ? 1.0 : 2.0; }
+double param_gather_bytes(const layout::Layout& layout) {
+  // MXFP8 parameters share one buffer with the gradients in the gradient dtype (BF16 here, or the first half of
+  // an FP32 buffer viewed as BF16) and are gathered there before being cast into the MXFP8 weights: Megatron-LM
+  // 99a10812 param_and_grad_buffer.py:1035-1053 (the buffer) and :262-276 (_post_param_sync, the copy).
+  const bool mxfp8_through_grad_buffer =
+      layout.precision == layout::Precision::mxfp8 && layout.distributed_optimizer && !layout.fsdp;
+  return layout.fp8_param_gather && !mxfp8_through_grad_buffer ? 1.0 : 2.0;
+}
+
+bool prefetches_param_gather(const layout::Layout& layout) {
+  if (layout.align_param_gather) return *layout.align_param_gather;
+  // Megatron-LM 99a10812 arguments.py:3722-3727 (--no-align-param-gather: on unless given) and :950-952 (forced
+  // off without interleaving); Megatron-Bridge fd5c4737 comm_overlap.py:612-618 turns it on with PP and VPP > 1.
+  // moesim's own schedules outside Megatron's two keep the prefetch they have always had.
+  return layout::resolve_schedule(layout) != layout::Schedule::one_f_one_b;
+}
 double grad_reduce_bytes(const layout::Layout& layout) {
   return layout.grad_reduce_dtype == layout::Dtype::bf16 ? 2.0 : 4.0;
 }

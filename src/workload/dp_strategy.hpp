@@ -52,8 +52,15 @@ std::string_view dp_strategy_name_for(const layout::Layout& layout);
 
 // ---- shared by the strategies ---------------------------------------------------------------------------------
 
-// Bytes per parameter of a weight gather (FP8 with fp8_param_gather, else BF16) and of a gradient reduce.
+// Bytes per parameter of a weight gather and of a gradient reduce. The gather moves FP8 with fp8_param_gather,
+// except MXFP8 primary weights under the distributed optimizer, which Megatron gathers in BF16 through the
+// gradient buffer and requantizes after (param_and_grad_buffer.py, "Parameter all-gather" in workload/README.md);
+// BF16 otherwise.
 double param_gather_bytes(const layout::Layout& layout);
+// Whether the distributed optimizer prefetches each chunk's parameter all-gather from the step's start (Megatron's
+// align_param_gather, Layout::align_param_gather with its default for the schedule) or gathers a chunk on its
+// first forward and waits.
+bool prefetches_param_gather(const layout::Layout& layout);
 double grad_reduce_bytes(const layout::Layout& layout);
 // A data-parallel gather or reduce-scatter of `params` (per GPU, before sharding) at `bytes_per_param`: the dense
 // side over DP x CP, then the routed experts over EDP once it is done; a group of one GPU, or a side without

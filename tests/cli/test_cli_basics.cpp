@@ -21,3 +21,16 @@ TEST_CASE("help exits 0") {
   CHECK(r.code == 0);
   CHECK(r.out.find("list") != std::string::npos);
 }
+
+TEST_CASE("align_param_gather of the wrong type is bad input (exit 2) naming the key and what it expects") {
+  const auto r = run_cli({"run", "--layout", MOESIM_FIXTURES_DIR "/predict/h100x8.json", "--model",
+                          MOESIM_FIXTURES_DIR "/predict/small_moe.json", "--system", "dgx-h100", "--set",
+                          "align_param_gather=\"off\""});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("/align_param_gather: expected true or false, got string \"off\"") != std::string::npos);
+  const auto flag =
+      run_cli({"run", "--layout", MOESIM_FIXTURES_DIR "/predict/h100x8.json", "--model",
+               MOESIM_FIXTURES_DIR "/predict/small_moe.json", "--system", "dgx-h100", "--align-param-gather", "maybe"});
+  CHECK(flag.code == 2);
+  CHECK(flag.err.find("--align-param-gather: expected true or false") != std::string::npos);
+}

@@ -80,4 +80,6 @@ TEST_CASE("set_layout_field: bad text says what was expected") {
   CHECK(l.schedule == Schedule::zb_h1);
   set(l, "delay_wgrad", "0");
   CHECK(l.delay_wgrad == false);
+  set(l, "align_param_gather", "false");
+  CHECK(l.align_param_gather == false);
 }

@@ -253,3 +253,15 @@ TEST_CASE("bad config problems become one ConfigError with exit code 2") {
     CHECK(std::string(e.what()).find(kDir + "bad_enums.json:/cuda_graph: expected cuda_graph") != std::string::npos);
   }
 }
+
+TEST_CASE("align_param_gather: unset by default (the schedule decides), a boolean when given, else an error") {
+  Diagnostics diags;
+  CHECK_FALSE(read_text(R"({"gpus": 8, "gbs": 8, "seq": 4096})", diags).align_param_gather.has_value());
+  const Layout off = read_text(R"({"gpus": 8, "gbs": 8, "seq": 4096, "align_param_gather": false})", diags);
+  REQUIRE(diags.empty());
+  CHECK(off.align_param_gather == false);
+  read_text(R"({"gpus": 8, "gbs": 8, "seq": 4096, "align_param_gather": "off"})", diags);
+  REQUIRE(diags.size() == 1);
+  CHECK(diags.items()[0].pointer == "/align_param_gather");
+  CHECK(diags.items()[0].message.find("expected") != std::string::npos);
+}
