@@ -11,7 +11,7 @@
 //   grad_norm      get_grad_norm_fp32: one multi-tensor L2 norm reading the shard's FP32 main gradients
 //                  (optimizer.py:206, clip_grads.py:108); then a one-float all-reduce over every rank of the
 //                  optimizer instance (clip_grads.py:130-131, distrib_optimizer.py:597-603) and `.item()`, a host
-//                  sync (clip_grads.py:133), which the caller emits.
+//                  sync (clip_grads.py:133): the caller emits the sync; the all-reduce, latency alone, it leaves out.
 //   grad_clip      clip_grad_by_total_norm_fp32: multi_tensor_scale, read + write of the shard's FP32 gradients
 //                  when the norm exceeds clip_grad (default 1.0, optimizer_config.py:175; clip_grads.py:172-177).
 //                  Counted every step: a judgement (early and mock-data steps clip; a converged run may not).

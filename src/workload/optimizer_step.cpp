@@ -69,15 +69,9 @@ void emit_optimizer(const StepContext& ctx, OpWriter& out, int rank, std::vector
   kernel(k.grad_scale, "grad_scale", 1);
   kernel(k.grad_to_main, "grad_to_main", 1);
   kernel(k.grad_norm, "grad_norm", 1);
-  // The norm's one-float all-reduce over every rank (the world, for the distributed optimizer) and the host's
-  // wait for it (`.item()`): the optimizer's kernels are issued only after it.
-  const CommSpec norm{Stream::dp_comm,
-                      "dp",
-                      "grad_norm_allreduce",
-                      ctx.comm_model.nccl(comm::Collective::all_reduce,
-                                          group_shape(l.gpus, layout::domain_of(l.gpus - 1, ctx.domain) + 1), 4.0),
-                      {layout::Dim::dp_cp, TrafficPattern::ring}};
-  opt.last = out.comm(rank, norm, opt.last < 0 ? after_reduces : opgraph::OpIds{opt.last}, -1, -1, Phase::optimizer);
+  // The norm's one-float all-reduce over every rank (clip_grads.py:130-131) is not emitted: it is latency alone
+  // (tens of microseconds), and the engine's flows resolve bytes to about one byte. The host waits for the norm
+  // (`.item()`, clip_grads.py:133) before it issues the optimizer's kernels.
   if (opt.last >= 0) out.host_sync(rank, -1, -1, opt.last, Phase::optimizer, "grad_norm_item_sync");
   kernel(k.grad_clip, "grad_clip", 1);
   kernel(k.adam, "optimizer_step", 4);
