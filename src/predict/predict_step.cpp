@@ -43,7 +43,8 @@ std::string layout_summary(const layout::Layout& l) {
        ", recompute " + l.recompute.to_string() + ", cuda graph " +
        layout::cuda_graph_text(l.cuda_graph, l.cuda_graph_scopes) + (l.a2a_overlap ? ", a2a overlap" : "") +
        (l.schedule != layout::Schedule::auto_ ? ", schedule " + std::string(layout::to_string(l.schedule)) : "") +
-       (l.delay_wgrad == false ? ", wgrad not delayed" : "") + (l.tp_comm_overlap ? ", tp comm overlap" : "") +
+       (l.delay_wgrad.value_or(false) ? ", wgrad delayed" : "") +
+       (l.moe_shared_expert_overlap ? ", shared expert overlap" : "") + (l.tp_comm_overlap ? ", tp comm overlap" : "") +
        (l.uses_fused_grouped_mlp() ? ", fused grouped MLP" : "") + (l.mtp > 0 ? ", MTP " + std::to_string(l.mtp) : "") +
        ", TE " + layout::to_string(l.te_version) + (l.cpu_binding ? "" : ", CPUs unbound");
   return s;
