@@ -112,6 +112,20 @@ std::vector<std::string> feasibility_problems(const Layout& l, const ModelFacts&
     out.push_back("seq=" + s(l.seq) + " is not divisible by tp*cp=" + s(l.tp * l.cp) +
                   " (sequence parallelism shards each context-parallel chunk over tp)");
 
+  // Context-parallel exchange: moesim prices p2p and a2a; TE's a2a splits the heads over cp
+  // ("The number of attention heads needs to be divisible by CP size!", context_parallel.py:3366 @c188b533).
+  if (l.cp > 1 && (l.cp_comm_type == CpCommType::all_gather || l.cp_comm_type == CpCommType::a2a_p2p))
+    out.push_back("cp_comm_type " + std::string(to_string(l.cp_comm_type)) +
+                  " is not modelled (moesim prices p2p and a2a)");
+  if (l.cp > 1 && l.cp_comm_type == CpCommType::a2a && l.tp > 0) {
+    if ((f.num_attention_heads / l.tp) % l.cp != 0)
+      out.push_back("cp_comm_type a2a needs the attention heads per TP rank (" + s(f.num_attention_heads / l.tp) +
+                    ") divisible by cp=" + s(l.cp));
+    if ((f.num_query_groups / l.tp) % l.cp != 0)
+      out.push_back("cp_comm_type a2a needs the KV heads per TP rank (" + s(f.num_query_groups / l.tp) +
+                    ") divisible by cp=" + s(l.cp));
+  }
+
   // Megatron arguments.py: "Tensor parallel communication/GEMM overlap can happen only when sequence parallelism
   // is enabled" (and sequence parallelism is switched off at tp = 1).
   if (l.tp_comm_overlap && !l.uses_sequence_parallel())

@@ -62,6 +62,13 @@ enum class GroupedGemm { auto_, per_expert, fused, fused_mlp };
 // bidirectional DualPipe (two model copies per rank, vpp = 1). dualpipev: its V-shaped one-copy variant (vpp = 2).
 enum class Schedule { auto_, one_f_one_b, interleaved, zb_h1, interleaved_zb, zbv, dualpipe, dualpipev };
 
+// How context parallelism exchanges the sequence around core attention: Megatron's --cp-comm-type (default p2p,
+// arguments.py:2457 @23e00ed; values as TransformerConfig names them, transformer_config.py:549-560), handed to
+// Transformer Engine. p2p: ring exchange of K/V blocks beside the attention kernels; a2a: Ulysses all-to-alls of
+// Q, K, V before and of the output after the kernel (workload/cp_attention_traffic.hpp); all_gather: K/V
+// all-gathered first; a2a_p2p: hierarchical a2a inside, p2p across. moesim prices p2p and a2a.
+enum class CpCommType { p2p, a2a, all_gather, a2a_p2p };
+
 // Number formats of gradients reduced across data parallelism and of Adam's moments (moe-modeling.md §3.1).
 enum class Dtype { bf16, fp32 };
 
@@ -98,11 +105,12 @@ struct Layout {
   int pp = 1;    // pipeline parallel stages (ranks)
   int vpp = 1;   // virtual pipeline chunks per pp rank; 1 = no interleaving
   int cp = 1;    // context parallel
-  int ep = 1;    // expert parallel
-  int etp = 1;   // expert tensor parallel (the loader defaults it to tp, as Megatron does)
-  int mbs = 1;   // micro-batch size (sequences)
-  int gbs = 1;   // global batch size (sequences)
-  int seq = 1;   // sequence length (tokens)
+  CpCommType cp_comm_type = CpCommType::p2p;
+  int ep = 1;   // expert parallel
+  int etp = 1;  // expert tensor parallel (the loader defaults it to tp, as Megatron does)
+  int mbs = 1;  // micro-batch size (sequences)
+  int gbs = 1;  // global batch size (sequences)
+  int seq = 1;  // sequence length (tokens)
 
   // Unset = Megatron's usual choice: on whenever tp > 1. Never in effect when tp == 1 (Megatron turns it off).
   std::optional<bool> sequence_parallel;
@@ -117,9 +125,18 @@ struct Layout {
   Schedule schedule = Schedule::auto_;
   // Megatron --delay-wgrad-compute: an MoE layer's backward issues its dispatch-gradient all-to-all before the
   // experts' and shared expert's weight-gradient GEMMs, which then hide it (Megatron's combined 1F1B,
-  // TransformerLayerSchedulePlan.run: mlp.backward_dw). Unset = on, as moesim has always emitted it (the
-  // A2A-overlap recipes of the validation tables all set it); false = the all-to-all waits for those GEMMs.
+  // TransformerLayerSchedulePlan.run: mlp.backward_dw). Unset = off, Megatron's default (a store_true flag,
+  // arguments.py:2891 @23e00ed; Megatron accepts it only with the 1F1B EP overlap, transformer_config.py:1340-1343);
+  // off, the all-to-all waits for those GEMMs. Megatron-Bridge's EP-overlap recipes set it
+  // (data/rules/row_settings.json).
   std::optional<bool> delay_wgrad;
+  // Megatron --moe-shared-expert-overlap (default off, arguments.py:2798 @23e00ed): the shared expert runs beside
+  // the dispatch all-to-all on another stream. Off, MoELayer runs it after the dispatch, before the routed experts
+  // (moe_layer.py:203-220 @23e00ed), and its backward before the dispatch-gradient all-to-all. Under the 1F1B EP
+  // overlap (a2a_overlap) Megatron forbids it (transformer_config.py:1333-1334): that schedule places the shared
+  // expert itself, and moesim keeps it beside the dispatch there.
+  bool moe_shared_expert_overlap = false;
+  bool overlaps_shared_expert() const { return moe_shared_expert_overlap || a2a_overlap; }
   // Megatron --tp-comm-overlap (Transformer Engine userbuffers): the sequence-parallel all-gathers and
   // reduce-scatters are cut into tp chunks pipelined with the GEMMs that consume or produce them. Needs
   // sequence parallelism (Megatron asserts it).
@@ -209,6 +226,7 @@ std::string_view to_string(CudaGraph g);
 std::string_view to_string(GroupedGemm g);
 std::string_view to_string(Schedule s);
 std::string_view to_string(Dtype d);
+std::string_view to_string(CpCommType t);
 std::string_view to_string(RecomputeGranularity g);
 std::string_view to_string(RecomputeMethod m);
 std::string_view to_string(RecomputeModule m);
@@ -227,6 +245,8 @@ std::string cuda_graph_text(CudaGraph mode, std::uint32_t scopes);
 GroupedGemm parse_grouped_gemm(std::string_view text);
 Schedule parse_schedule(std::string_view text);
 Dtype parse_dtype(std::string_view text);
+// p2p | a2a | all_gather | a2a+p2p (Megatron's names; allgather and a2a_p2p are accepted too).
+CpCommType parse_cp_comm_type(std::string_view text);
 RecomputeModule parse_recompute_module(std::string_view text);
 RecomputeMethod parse_recompute_method(std::string_view text);
 RecomputeGranularity parse_recompute_granularity(std::string_view text);  // none | selective | full

@@ -16,6 +16,9 @@ const std::vector<LayoutField>& layout_fields() {
       {"vpp", "virtual_pipeline_model_parallel_size", K::positive_int, K::positive_int,
        "Virtual pipeline chunks per rank (1 = no interleaving; default: from pp_layout, else 1)"},
       {"cp", "context_parallel_size", K::positive_int, K::positive_int, "Context parallel size"},
+      {"cp_comm_type", "", K::cp_comm_type, K::cp_comm_type,
+       "Context-parallel exchange (Megatron --cp-comm-type): p2p (ring, default) | a2a (all-to-all of Q, K, V and "
+       "the output) | all_gather | a2a+p2p (the last two not priced)"},
       {"ep", "expert_model_parallel_size", K::positive_int, K::positive_int, "Expert parallel size"},
       {"etp", "expert_tensor_parallel_size", K::positive_int, K::positive_int,
        "Expert tensor parallel size (default: tp)"},
@@ -38,7 +41,10 @@ const std::vector<LayoutField>& layout_fields() {
        "zbv | dualpipe | dualpipev"},
       {"delay_wgrad", "delay_wgrad_compute", K::boolean, K::boolean,
        "MoE backward: issue the dispatch-gradient all-to-all before the experts' weight-gradient GEMMs (Megatron "
-       "--delay-wgrad-compute; default on)"},
+       "--delay-wgrad-compute; default off)"},
+      {"moe_shared_expert_overlap", "", K::boolean, K::boolean,
+       "Run the MoE shared expert beside the dispatch all-to-all (Megatron --moe-shared-expert-overlap; default off: "
+       "after the dispatch)"},
       {"tp_comm_overlap", "", K::boolean, K::boolean,
        "Overlap the sequence-parallel TP collectives with their GEMMs (TE userbuffers; needs sequence parallelism)"},
       {"mtp", "mtp_num_layers", K::non_negative_int, K::non_negative_int, "MTP layers used (0 or 1)"},
@@ -137,6 +143,7 @@ int& integer_member(Layout& l, std::string_view key) {
 bool& boolean_member(Layout& l, std::string_view key) {
   if (key == "a2a_overlap") return l.a2a_overlap;
   if (key == "tp_comm_overlap") return l.tp_comm_overlap;
+  if (key == "moe_shared_expert_overlap") return l.moe_shared_expert_overlap;
   if (key == "account_for_embedding_in_pipeline_split") return l.account_for_embedding_in_pipeline_split;
   if (key == "account_for_loss_in_pipeline_split") return l.account_for_loss_in_pipeline_split;
   if (key == "distributed_optimizer") return l.distributed_optimizer;
@@ -186,6 +193,7 @@ void set_layout_field(Layout& l, const LayoutField& f, std::string_view text) {
     case FieldKind::recompute: l.recompute = parse_recompute(text); return;
     case FieldKind::pp_layout: l.pp_layout = std::string(text); return;
     case FieldKind::te_version: l.te_version = parse_te_version(text); return;
+    case FieldKind::cp_comm_type: l.cp_comm_type = parse_cp_comm_type(text); return;
     case FieldKind::positive_number: {
       const auto v = parse_finite_number(text);
       if (!v || *v <= 0) throw std::invalid_argument("expected a positive number, got " + quoted(text));

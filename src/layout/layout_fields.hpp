@@ -25,6 +25,7 @@ enum class FieldKind {
   pp_layout,        // a pipeline layout string
   te_version,       // a Transformer Engine release, MAJOR.MINOR
   positive_number,  // > 0, not necessarily an integer
+  cp_comm_type,     // p2p | a2a | all_gather | a2a+p2p
 };
 
 struct LayoutField {

@@ -182,11 +182,13 @@ Layout read_layout_fields(ObjectReader& r) {
   }
   if (auto g = fr.parsed<GroupedGemm>(fr.spelling("grouped_gemm"), parse_grouped_gemm)) l.grouped_gemm = *g;
   if (auto g = fr.parsed<Schedule>(fr.spelling("schedule"), parse_schedule)) l.schedule = *g;
+  if (auto t = fr.parsed<CpCommType>(fr.spelling("cp_comm_type"), parse_cp_comm_type)) l.cp_comm_type = *t;
   if (auto rc = read_recompute(fr)) l.recompute = *rc;
 
   l.a2a_overlap = fr.boolean("a2a_overlap").value_or(false);
   l.tp_comm_overlap = fr.boolean("tp_comm_overlap").value_or(false);
   l.delay_wgrad = fr.boolean("delay_wgrad");
+  l.moe_shared_expert_overlap = fr.boolean("moe_shared_expert_overlap").value_or(false);
   l.sequence_parallel = fr.boolean("sequence_parallel");
   l.account_for_embedding_in_pipeline_split = fr.boolean("account_for_embedding_in_pipeline_split").value_or(false);
   l.account_for_loss_in_pipeline_split = fr.boolean("account_for_loss_in_pipeline_split").value_or(false);

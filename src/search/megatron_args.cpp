@@ -86,7 +86,11 @@ std::string megatron_args(const layout::Layout& l) {
            std::string(layout::to_string(l.dispatcher)));
   }
   if (l.grouped_gemm != layout::GroupedGemm::per_expert) flag(s, "--moe-grouped-gemm");
+  if (l.cp > 1 && l.cp_comm_type != layout::CpCommType::p2p)
+    flag(s, "--cp-comm-type", std::string(layout::to_string(l.cp_comm_type)));
   if (l.a2a_overlap) flag(s, "--overlap-moe-expert-parallel-comm");
+  if (l.delay_wgrad.value_or(false)) flag(s, "--delay-wgrad-compute");
+  if (l.moe_shared_expert_overlap) flag(s, "--moe-shared-expert-overlap");
   if (l.tp_comm_overlap) flag(s, "--tp-comm-overlap");
   if (l.cuda_graph == layout::CudaGraph::full) flag(s, "--cuda-graph-impl full_iteration");
   if (l.cuda_graph == layout::CudaGraph::partial)

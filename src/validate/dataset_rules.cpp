@@ -60,6 +60,7 @@ RowCondition read_condition(ObjectReader r) {
   c.notes_contains = lower_strings(r, "notes_contains");
   c.precision = precisions(r, "precision");
   c.precision_not = precisions(r, "precision_not");
+  if (r.has("a2a_overlap")) c.a2a_overlap = r.boolean_or("a2a_overlap", false);
   if (r.has("model_attention")) {
     const std::vector<std::string> kinds = {model::to_string(model::AttentionKind::gqa),
                                             model::to_string(model::AttentionKind::mla)};
@@ -207,6 +208,7 @@ bool RowCondition::holds(const Row& row, const model::ModelSpec& m, const layout
   if (!precision.empty() && std::find(precision.begin(), precision.end(), l.precision) == precision.end()) return false;
   if (std::find(precision_not.begin(), precision_not.end(), l.precision) != precision_not.end()) return false;
   if (model_attention && m.attention.kind != *model_attention) return false;
+  if (a2a_overlap && l.a2a_overlap != *a2a_overlap) return false;
   return true;
 }
 

@@ -31,6 +31,7 @@ struct RowCondition {
   std::vector<layout::Precision> precision;      // the layout's precision is one of these
   std::vector<layout::Precision> precision_not;  // ... none of these
   std::optional<model::AttentionKind> model_attention;
+  std::optional<bool> a2a_overlap;  // the layout's 1F1B EP overlap, as the row's columns set it
 
   bool holds(const Row& row, const model::ModelSpec& m, const layout::Layout& l) const;
 };

@@ -6,6 +6,7 @@
 #include "kernels/kernel.hpp"
 #include "kernels/token_pass_bytes.hpp"
 #include "model/flops.hpp"
+#include "workload/cp_attention_traffic.hpp"
 
 namespace moesim::workload {
 namespace {
@@ -255,10 +256,15 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
   // rank the last seq/cp queries instead would charge it up to 2x the work. The work runs as cp ring steps (TE's
   // p2p context parallelism, Megatron's default cp_comm_type), each a kernel over the rank's queries and one
   // seq/cp block of keys: its efficiency is that of seq/cp keys, not of the whole sequence.
+  // With cp_comm_type a2a the all-to-alls hand each rank the whole sequence of heads / cp instead (TE's Ulysses
+  // path, workload/cp_attention_traffic.hpp): one kernel over all keys, 1/cp of the heads.
+  const bool ulysses = l.cp > 1 && l.cp_comm_type == layout::CpCommType::a2a;
+  const double cp_share = ulysses ? 1.0 : 1.0 / l.cp;
+  const I head_split = ulysses ? l.cp : 1;
   s.seq_q = l.seq;
   s.seq_kv = l.seq;
-  if (l.cp > 1) s.keys_per_call = l.seq / l.cp;
-  s.heads = a.num_attention_heads / tp;
+  if (l.cp > 1 && !ulysses) s.keys_per_call = l.seq / l.cp;
+  s.heads = a.num_attention_heads / tp / head_split;
   s.causal = true;
   s.window = window;  // a query attends to itself and the `window` keys before it
   s.cudnn_version = layout::cudnn_release_of(l.te_version);  // older cuDNN kernels are slower (kernels-sim README)
@@ -292,7 +298,7 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
     s.kv_heads = s.heads;
     s.d_qk = a.qk_head_dim();
     s.d_v = a.v_head_dim;
-    const BlockCost core = k.attention(s, 1.0 / l.cp);
+    const BlockCost core = k.attention(s, cp_share);
     add(c, core);
     parts.core = core.fwd;
     add(c, k.linear(t_full, h, nh * a.v_head_dim / tp, Parallel::row));
@@ -307,10 +313,10 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
     } else {
       add_fwd_bwd(c, k.mem(rope, "rope", 1), k.mem(rope, "rope_bwd", 1));
     }
-    s.kv_heads = std::max<I>(1, a.num_query_groups / tp);
+    s.kv_heads = std::max<I>(1, a.num_query_groups / tp / head_split);
     s.d_qk = a.head_dim;
     s.d_v = a.head_dim;
-    const BlockCost core = k.attention(s, 1.0 / l.cp);
+    const BlockCost core = k.attention(s, cp_share);
     add(c, core);
     parts.core = core.fwd;
     add(c, k.linear(t_full, h, q / tp, Parallel::row));
@@ -476,13 +482,16 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
   }
   c.tp_bwd_bytes = kTpBackwardFactor * c.tp_fwd_bytes;
 
-  if (l.cp > 1) {  // ring attention moves the per-head K and V (MLA: up-projected, §4.5)
-    const auto& a = m.attention;
-    const double kv_dims = a.kind == model::AttentionKind::mla
-                               ? static_cast<double>(a.num_attention_heads) * (a.qk_head_dim() + a.v_head_dim)
-                               : 2.0 * a.num_query_groups * a.head_dim;
-    c.cp_fwd_bytes = static_cast<double>(l.cp - 1) / l.cp * l.mbs * l.seq * kv_dims * kBf16 / tp;
-    c.cp_bwd_bytes = 2 * c.cp_fwd_bytes;
+  if (l.cp > 1) {  // p2p: the ring's K/V exchange; a2a: the all-to-alls and TE's copies around them
+    const CpAttentionTraffic cp = cp_attention_traffic(m, l);
+    c.cp_fwd_bytes = cp.ring_fwd;
+    c.cp_bwd_bytes = cp.ring_bwd;
+    c.cp_a2a_qkv_bytes = cp.a2a_qkv;
+    c.cp_a2a_out_bytes = cp.a2a_out;
+    if (cp.reorder_bytes() > 0) {
+      c.attention.fwd += k.mem(cp.reorder_bytes(), "cp_a2a_reorder", 8);
+      c.attention.dgrad += k.mem(cp.reorder_bytes(), "cp_a2a_reorder", 8);
+    }
   }
 
   // Recompute: forward work redone before the backward (Megatron's selective modules or the full layer).
@@ -502,12 +511,14 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     c.recompute_redoes_experts = moe_layer;
     c.recompute_tp_bytes = c.tp_fwd_bytes + c.shared_tp_fwd_bytes;
     c.recompute_cp_bytes = c.cp_fwd_bytes;
+    c.recompute_cp_a2a = c.cp_a2a_qkv_bytes > 0;
   } else if (r.granularity == layout::RecomputeGranularity::selective) {
     // core_attn redoes the attention kernel; mla_up_proj the MLA up-projections and RoPE (Megatron's output-
     // discarding checkpoints of those modules).
     if (r.has(RecomputeModule::core_attn)) {
       c.recompute += parts.core;
-      c.recompute_cp_bytes = c.cp_fwd_bytes;  // with CP the attention kernel's ring exchange runs again
+      c.recompute_cp_bytes = c.cp_fwd_bytes;        // with CP the attention kernel's ring exchange runs again
+      c.recompute_cp_a2a = c.cp_a2a_qkv_bytes > 0;  // ... or its all-to-alls
     }
     if (r.has(RecomputeModule::mla_up_proj)) c.recompute += parts.up_proj;
     if (r.has(RecomputeModule::layernorm)) c.recompute += k.mem(norm_bytes * 2, "rmsnorm", 2);

@@ -74,6 +74,10 @@ struct LayerCosts {
   double tp_bwd_bytes = 0;
   double cp_fwd_bytes = 0;  // ring-attention K/V exchange
   double cp_bwd_bytes = 0;
+  // cp_comm_type a2a: the send buffers of the Q/K/V and the output all-to-alls (cp_attention_traffic.hpp), serial
+  // around core attention; the recompute reruns both when it reruns core attention.
+  double cp_a2a_qkv_bytes = 0, cp_a2a_out_bytes = 0;
+  bool recompute_cp_a2a = false;
   // MoE layers with TP > 1: the shared expert's SP all-gather and reduce-scatter (it is a TP-sharded MLP on the
   // sequence-parallel tokens), forward total and backward total.
   double shared_tp_fwd_bytes = 0;

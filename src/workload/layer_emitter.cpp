@@ -65,6 +65,16 @@ void LayerEmitter::tp_stream_collective(const LayerRun& r, Chain& chain, layout:
       out_.comm(r.rank, ctx_.gather_scatter(Stream::tp_comm, category, name, ctx_.placement_of(dim), bytes, op),
                 {chain.last}, r.layer, r.mb, phase);
 }
+// A context-parallel all-to-all (cp_comm_type a2a) of `bytes` send buffer per rank over the CP group, serial on
+// the chain: the attention kernel needs its result (cp_attention_traffic.hpp).
+void LayerEmitter::cp_a2a(const LayerRun& r, const char* name, double bytes, Phase phase) {
+  if (bytes <= 0) return;
+  const comm::CollectiveSpec spec{comm::Collective::all_to_all, comm::Algorithm::direct,
+                                  ctx_.shape_of(ctx_.placement_of(layout::Dim::cp)), bytes};
+  const CommSpec s{
+      Stream::tp_comm, "cp", name, ctx_.comm_model.collective(spec), {layout::Dim::cp, TrafficPattern::all_to_all}};
+  r.chain->last = out_.comm(r.rank, s, {r.chain->last}, r.layer, r.mb, phase);
+}
 void LayerEmitter::etp_gather(const LayerRun& r, const char* name, Phase phase) {
   tp_stream_collective(r, *r.chain, layout::Dim::etp, name, r.cost->etp_bytes, comm::Collective::all_gather, phase);
 }
@@ -94,7 +104,9 @@ void LayerEmitter::fwd_pre_dispatch(const LayerRun& r) {
                              : 0;
   const OpId cp = tp_cp_fwd(r, true);
   OpId tp = tp_overlapped(r, tp_rest, Phase::fwd);
+  cp_a2a(r, "cp_a2a_qkv", c.cp_a2a_qkv_bytes, Phase::fwd);
   out_.compute(r.rank, c.attention.fwd, "attention_fwd", *r.chain, r.layer, r.mb, Phase::fwd, kScopeAttn);
+  cp_a2a(r, "cp_a2a_out", c.cp_a2a_out_bytes, Phase::fwd);
   if (cp >= 0) r.chain->last = join(r, cp);
   join_tp(r, tp);
   tp_cp_fwd(r, false);
@@ -116,7 +128,8 @@ void LayerEmitter::fwd_mlp(const LayerRun& r, OpId dispatch) {
     join_tp(r, tp);
     return;
   }
-  Chain shared{r.chain->last};
+  // Overlapped, the shared expert starts with the dispatch; else after it (layout.hpp moe_shared_expert_overlap).
+  Chain shared{ctx_.in.layout.overlaps_shared_expert() ? r.chain->last : dispatch};
   tp_stream_collective(r, shared, layout::Dim::tp, "shared_expert_tp_gather", c.shared_tp_fwd_bytes / 2,
                        comm::Collective::all_gather, Phase::fwd);
   out_.compute(r.rank, c.shared.fwd, "shared_expert_fwd", shared, r.layer, r.mb, Phase::fwd, kScopeShared);
@@ -154,6 +167,10 @@ void LayerEmitter::bwd_recompute(const LayerRun& r) {
   join_tp(r, tp);
   tp_stream_collective(r, *r.chain, layout::Dim::cp, "cp_kv_exchange_recompute", c.recompute_cp_bytes,
                        comm::Collective::reduce_scatter, Phase::recompute);
+  if (c.recompute_cp_a2a) {
+    cp_a2a(r, "cp_a2a_qkv_recompute", c.cp_a2a_qkv_bytes, Phase::recompute);
+    cp_a2a(r, "cp_a2a_out_recompute", c.cp_a2a_out_bytes, Phase::recompute);
+  }
   if (c.recompute_redoes_ep) {
     if (l.syncs_token_counts()) out_.host_sync(r.rank, r.layer, r.mb, r.chain->last, Phase::recompute);
     r.chain->last = out_.comm(r.rank, ep_comm("ep_dispatch_recompute", ctx_.ep_of(r.layer).dispatch), {r.chain->last},
@@ -192,12 +209,14 @@ void LayerEmitter::bwd_mlp(const LayerRun& r, BackwardHandoff& h) {
   if (!r.moe) wgrad(r, c.experts.wgrad, "mlp_wgrad", *r.chain, kScopeMlp);
   join_tp(r, tp);
 }
-// With delay_wgrad (Megatron --delay-wgrad-compute, the default here) the experts' weight gradients and the shared
+// With delay_wgrad (Megatron --delay-wgrad-compute; default off) the experts' weight gradients and the shared
 // expert run while the dispatch-gradient all-to-all (and, with ETP, the reduce-scatter before it) is in flight;
-// without it, Megatron's MLP node finishes its backward, wgrads included, before the all-to-all is sent.
+// without it, Megatron's MLP node finishes its backward, wgrads included, before the all-to-all is sent, and the
+// shared expert's backward too unless it overlaps (autograd runs it after the permutation's backward, whose
+// forward came after it, and before the all-to-all's: moe_layer.py:203-224 @23e00ed).
 OpId LayerEmitter::bwd_dispatch(const LayerRun& r, BackwardHandoff& h) {
   if (!r.moe) return -1;
-  const bool delayed = ctx_.in.layout.delay_wgrad.value_or(true);
+  const bool delayed = ctx_.in.layout.delay_wgrad.value_or(false);
   auto send = [&](opgraph::OpIds deps) {
     return out_.comm(r.rank, ep_comm("ep_dispatch_bwd", ctx_.ep_of(r.layer).dispatch_bwd), std::move(deps), r.layer,
                      r.mb, Phase::bwd_dgrad);
@@ -212,7 +231,8 @@ OpId LayerEmitter::bwd_dispatch(const LayerRun& r, BackwardHandoff& h) {
                        comm::Collective::reduce_scatter, Phase::bwd_dgrad);
   out_.compute(r.rank, r.cost->shared.dgrad, "shared_expert_dgrad", s, r.layer, r.mb, Phase::bwd_dgrad, kScopeShared);
   wgrad(r, r.cost->shared.wgrad, "shared_expert_wgrad", s, kScopeShared);
-  if (!delayed) d = send({after_scatter, w.last, s.last});
+  if (!delayed)
+    d = ctx_.in.layout.overlaps_shared_expert() ? send({after_scatter, w.last}) : send({after_scatter, w.last, s.last});
   r.chain->last = d;
   h.beside_dispatch = {w.last, s.last};
   return d;
@@ -226,7 +246,9 @@ void LayerEmitter::bwd_attention(const LayerRun& r, BackwardHandoff& h) {
   const OpId tp = c.tp_bwd_bytes > 0 ? tp_collectives(r, "tp_sp_collectives_bwd",
                                                       r.moe ? c.tp_bwd_bytes : c.tp_bwd_bytes / 2, Phase::bwd_dgrad)
                                      : -1;
+  cp_a2a(r, "cp_a2a_out_bwd", c.cp_a2a_out_bytes, Phase::bwd_dgrad);
   out_.compute(r.rank, c.attention.dgrad, "attention_dgrad", *r.chain, r.layer, r.mb, Phase::bwd_dgrad, kScopeAttn);
+  cp_a2a(r, "cp_a2a_qkv_bwd", c.cp_a2a_qkv_bytes, Phase::bwd_dgrad);
   tp_stream_collective(r, *r.chain, layout::Dim::cp, "cp_kv_exchange_bwd", c.cp_bwd_bytes,
                        comm::Collective::reduce_scatter, Phase::bwd_dgrad);
   wgrad(r, c.attention.wgrad, "attention_wgrad", *r.chain, kScopeAttn);

@@ -62,6 +62,7 @@ class LayerEmitter {
   OpId tp_overlapped(const LayerRun& r, double bytes, Phase phase);
   void tp_stream_collective(const LayerRun& r, Chain& chain, layout::Dim dim, const char* name, double bytes,
                             comm::Collective op, Phase phase);
+  void cp_a2a(const LayerRun& r, const char* name, double bytes, Phase phase);
   void etp_gather(const LayerRun& r, const char* name, Phase phase);
   void etp_scatter(const LayerRun& r, const char* name, Phase phase);
   void join_tp(const LayerRun& r, OpId pending);

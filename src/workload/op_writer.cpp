@@ -79,8 +79,8 @@ OpId OpWriter::input_marker(int rank, int mb) {
   return graph_.add_op(std::move(op));
 }
 
-void OpWriter::host_sync(int rank, int layer, int mb, OpId after, Phase phase) {
-  Op op = label_op(rank, layer, mb, Stream::host, OpKind::host_sync, "dropless_token_count_sync", "host");
+void OpWriter::host_sync(int rank, int layer, int mb, OpId after, Phase phase, const char* name) {
+  Op op = label_op(rank, layer, mb, Stream::host, OpKind::host_sync, name, "host");
   op.phase = phase;
   op.deps.push_back(after);
   graph_.add_op(std::move(op));

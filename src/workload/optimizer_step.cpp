@@ -1,6 +1,7 @@
 #include "workload/optimizer_step.hpp"
 
 #include "workload/dp_strategy.hpp"
+#include "workload/megatron_optimizer.hpp"
 
 namespace moesim::workload {
 
@@ -13,6 +14,13 @@ EmbeddingLossRanks embedding_loss_ranks(const layout::StageAssignment& stages) {
     }
   return at;
 }
+
+namespace {
+Block memory_bound(const StepContext& ctx, double bytes, const char* name, int kernels) {
+  if (bytes <= 0) return {};
+  return Block{ctx.in.kernels.seconds(kernels::MemoryBound{bytes, name}, ctx.device), kernels};
+}
+}  // namespace
 
 void emit_optimizer(const StepContext& ctx, OpWriter& out, int rank, std::vector<OpId> reduces, bool sharded) {
   const auto& l = ctx.in.layout;
@@ -35,16 +43,40 @@ void emit_optimizer(const StepContext& ctx, OpWriter& out, int rank, std::vector
                      {layout::Dim::pp, TrafficPattern::send_recv}};
     reduces.push_back(out.comm(rank, s, {reduces.empty() ? -1 : reduces.back()}, -1, -1, Phase::bwd_wgrad));
   }
-  // Adam on the local shard: read and write master weights, two moments, the gradient, write the weight.
   const auto& b = ctx.memory_estimate.ranks.at(rank);
-  const double moment_b = l.optimizer_moment_dtype == layout::Dtype::bf16 ? 2.0 : 4.0;
   const double shard =
       b.dense_params / (sharded ? ctx.dense_dp.size : 1) + b.expert_params / (sharded ? ctx.expert_dp.size : 1);
-  const double bytes = shard * (2 * (4 + 2 * moment_b) + grad_b + param_gather_bytes(l));
   Chain opt;
-  kernels::MemoryBound k{bytes, "adam"};
-  out.compute(rank, Block{ctx.in.kernels.seconds(k, ctx.device), 4}, "optimizer_step", opt, -1, -1, Phase::optimizer, 0,
-              opgraph::OpIds(reduces.begin(), reduces.end()));
+  const opgraph::OpIds after_reduces(reduces.begin(), reduces.end());
+  if (l.fsdp) {
+    // FSDP2 with torch's Adam on the local shard: read and write master weights, two moments, the gradient,
+    // write the weight.
+    const double moment_b = l.optimizer_moment_dtype == layout::Dtype::bf16 ? 2.0 : 4.0;
+    const double bytes = shard * (2 * (4 + 2 * moment_b) + grad_b + param_gather_bytes(l));
+    out.compute(rank, memory_bound(ctx, bytes, "adam", 4), "optimizer_step", opt, -1, -1, Phase::optimizer, 0,
+                after_reduces);
+    return;
+  }
+  // Megatron's step after the gradient reduction, each kernel's bytes from megatron_optimizer.hpp. The 1/(DP x CP)
+  // scaling runs before the reduce-scatter in Megatron; it is emitted here, after it, which on one compute
+  // stream costs the same time (only an overlapped reduce-scatter would start a little earlier). The zeroing of
+  // the gradient buffer opens the next step in Megatron; at the end of this one it takes the same time.
+  const auto k = megatron_optimizer_bytes(l, b.dense_params + b.expert_params, shard, ctx.dense_dp.size);
+  auto kernel = [&](double bytes, const char* name, int kernels) {
+    out.compute(rank, memory_bound(ctx, bytes, name, kernels), name, opt, -1, -1, Phase::optimizer, 0,
+                opt.last < 0 ? after_reduces : opgraph::OpIds{});
+  };
+  kernel(k.grad_scale, "grad_scale", 1);
+  kernel(k.grad_to_main, "grad_to_main", 1);
+  kernel(k.grad_norm, "grad_norm", 1);
+  // The norm's one-float all-reduce over every rank (clip_grads.py:130-131) is not emitted: it is latency alone
+  // (tens of microseconds), and the engine's flows resolve bytes to about one byte. The host waits for the norm
+  // (`.item()`, clip_grads.py:133) before it issues the optimizer's kernels.
+  if (opt.last >= 0) out.host_sync(rank, -1, -1, opt.last, Phase::optimizer, "grad_norm_item_sync");
+  kernel(k.grad_clip, "grad_clip", 1);
+  kernel(k.adam, "optimizer_step", 4);
+  kernel(k.copy_to_model, "copy_main_to_model_params", 1);
+  kernel(k.zero_grad, "zero_grad_buffer", 1);
 }
 
 }  // namespace moesim::workload

@@ -211,3 +211,15 @@ TEST_CASE("pipeline schedules' own rules: exit 3 with the reason") {
         "a2a_overlap is Megatron's combined 1F1B (1f1b or interleaved); schedule dualpipev "
         "overlaps its own forward/backward chunk pairs");
 }
+
+TEST_CASE("cp_comm_type: p2p and a2a are priced; a2a splits heads and KV heads per TP rank over cp") {
+  Layout l;
+  l.gpus = 8, l.cp = 8, l.ep = 8, l.gbs = 8, l.seq = 4096;  // Qwen3-30B-A3B: 32 heads, 4 KV groups
+  CHECK(infeasible(l, qwen3_30b()) == "(feasible)");        // p2p, the default
+  l.cp_comm_type = CpCommType::a2a;
+  CHECK(infeasible(l, qwen3_30b()) == "cp_comm_type a2a needs the KV heads per TP rank (4) divisible by cp=8");
+  l.cp = 4, l.gpus = 4, l.ep = 4, l.gbs = 4;
+  CHECK(infeasible(l, qwen3_30b()) == "(feasible)");
+  l.cp_comm_type = CpCommType::all_gather;
+  CHECK(infeasible(l, qwen3_30b()) == "cp_comm_type all_gather is not modelled (moesim prices p2p and a2a)");
+}

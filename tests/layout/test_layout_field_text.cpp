@@ -59,6 +59,7 @@ TEST_CASE("set_layout_field: every field of the table takes a value of its kind"
       case FieldKind::recompute: text = "full"; break;
       case FieldKind::pp_layout: text = "EtL"; break;
       case FieldKind::te_version: text = "2.12"; break;
+      case FieldKind::cp_comm_type: text = "a2a"; break;
       default: break;
     }
     CHECK_NOTHROW(set_layout_field(l, f, text));
@@ -82,4 +83,11 @@ TEST_CASE("set_layout_field: bad text says what was expected") {
   CHECK(l.delay_wgrad == false);
   set(l, "align_param_gather", "false");
   CHECK(l.align_param_gather == false);
+  set(l, "moe_shared_expert_overlap", "1");
+  CHECK(l.moe_shared_expert_overlap);
+  set(l, "cp_comm_type", "a2a+p2p");
+  CHECK(l.cp_comm_type == CpCommType::a2a_p2p);
+  set(l, "cp_comm_type", "allgather");
+  CHECK(l.cp_comm_type == CpCommType::all_gather);
+  CHECK_THROWS_AS(set(l, "cp_comm_type", "ring"), std::invalid_argument);
 }

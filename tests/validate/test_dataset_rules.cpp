@@ -43,7 +43,7 @@ std::string load_error(const std::string& file, const std::string& text) {
 TEST_CASE("the repository's rules load, every rule with its source") {
   const auto rules = validate::load_dataset_rules(kRoot);
   CHECK(rules.containers.size() == 6);
-  CHECK(rules.row_settings.size() == 9);
+  CHECK(rules.row_settings.size() == 11);
   CHECK(rules.flops_conventions.size() == 3);
   for (const auto& c : rules.containers) CHECK_FALSE(c.source.empty());
   for (const auto& g : rules.guides) CHECK_FALSE(g.source.empty());
@@ -79,6 +79,20 @@ TEST_CASE("rules apply where their condition holds, and never over a stated colu
   CHECK(l.fp8_attention);
   CHECK(l.te_version == layout::TeVersion{2, 16});
   CHECK(rules.flops_convention(row, m, l) == model::FlopsConvention::megatron);
+  // Bridge's model providers overlap the shared expert; with the 1F1B EP overlap its recipes delay the wgrad
+  // instead (Megatron's own defaults: both off).
+  CHECK(l.moe_shared_expert_overlap);
+  CHECK_FALSE(l.delay_wgrad.has_value());
+  layout::Layout overlapped;
+  overlapped.a2a_overlap = true;
+  rules.apply(row, m, overlapped);
+  CHECK(overlapped.delay_wgrad == true);
+  CHECK_FALSE(overlapped.moe_shared_expert_overlap);
+  layout::Layout megatron_lm;
+  megatron_lm.a2a_overlap = true;
+  rules.apply({{"framework", "Megatron-LM (23e00ed) + TE 2.11.0"}}, m, megatron_lm);
+  CHECK_FALSE(megatron_lm.delay_wgrad.has_value());
+  CHECK_FALSE(megatron_lm.moe_shared_expert_overlap);
 
   row["fp8_attention"] = "0";  // a column the row states wins over the rule
   row["te_version"] = "2.12";

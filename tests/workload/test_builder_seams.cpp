@@ -291,27 +291,54 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("delay_wgrad: by default the dispatch-gradient all-to-all goes before the experts' wgrad; off, it waits") {
-  for (const bool delayed : {true, false}) {
+TEST_CASE("delay_wgrad: off by default (Megatron's), the dispatch-gradient all-to-all waits for the experts' wgrad") {
+  for (const bool delayed : {false, true}) {
     CAPTURE(delayed);
-    static bool current = true;
+    static bool current = false;
     current = delayed;
     const Inputs in([](layout::Layout& l) {
-      if (!current) l.delay_wgrad = false;
+      if (current) l.delay_wgrad = true;
     });
     const auto w = workload::build_step(in.step());
     int checked = 0;
     for (const auto& op : w.graph.ops()) {
       if (w.graph.names()[op.name] != "ep_dispatch_bwd") continue;
-      workload::OpId wgrad = -1;
-      for (const auto& other : w.graph.ops())
-        if (other.rank == op.rank && other.layer == op.layer && other.microbatch == op.microbatch &&
-            w.graph.names()[other.name] == "experts_wgrad")
-          wgrad = other.id;
+      workload::OpId wgrad = -1, shared = -1;
+      for (const auto& other : w.graph.ops()) {
+        if (other.rank != op.rank || other.layer != op.layer || other.microbatch != op.microbatch) continue;
+        if (w.graph.names()[other.name] == "experts_wgrad") wgrad = other.id;
+        if (w.graph.names()[other.name] == "shared_expert_wgrad") shared = other.id;
+      }
       REQUIRE(wgrad >= 0);
+      REQUIRE(shared >= 0);
       const bool waits = std::find(op.deps.begin(), op.deps.end(), wgrad) != op.deps.end();
       CHECK(waits == !delayed);
       CHECK((op.id < wgrad) == delayed);  // issued first when delayed
+      // Without shared-expert overlap the shared expert's backward also comes before the all-to-all.
+      CHECK((std::find(op.deps.begin(), op.deps.end(), shared) != op.deps.end()) == !delayed);
+      ++checked;
+    }
+    CHECK(checked > 0);
+  }
+}
+
+TEST_CASE("moe_shared_expert_overlap: off by default, the shared expert's forward waits for the dispatch") {
+  for (const bool overlap : {false, true}) {
+    CAPTURE(overlap);
+    static bool current = false;
+    current = overlap;
+    const Inputs in([](layout::Layout& l) { l.moe_shared_expert_overlap = current; });
+    const auto w = workload::build_step(in.step());
+    int checked = 0;
+    for (const auto& op : w.graph.ops()) {
+      if (w.graph.names()[op.name] != "shared_expert_fwd") continue;
+      workload::OpId dispatch = -1;
+      for (const auto& other : w.graph.ops())
+        if (other.rank == op.rank && other.layer == op.layer && other.microbatch == op.microbatch &&
+            w.graph.names()[other.name] == "ep_dispatch")
+          dispatch = other.id;
+      REQUIRE(dispatch >= 0);
+      CHECK((std::find(op.deps.begin(), op.deps.end(), dispatch) != op.deps.end()) == !overlap);
       ++checked;
     }
     CHECK(checked > 0);

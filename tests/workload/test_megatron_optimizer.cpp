@@ -1,0 +1,62 @@
+// Megatron's optimizer step around Adam (workload/megatron_optimizer.hpp): each kernel's bytes for a tiny case,
+// derived by hand from the code lines the header cites, and the order the step builder emits them in.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "small_moe_step.hpp"
+#include "workload/megatron_optimizer.hpp"
+#include "workload/step_builder.hpp"
+
+namespace {
+using namespace moesim;
+}  // namespace
+
+TEST_CASE("Megatron optimizer bytes: FP32 gradient buffer, FP32 moments, BF16 parameters") {
+  layout::Layout l;  // defaults: grad_reduce_dtype fp32, moments fp32, BF16 parameter gather
+  // 1000 parameters on the GPU, 250 in its distributed-optimizer shard (DP x CP = 4).
+  const auto b = workload::megatron_optimizer_bytes(l, 1000, 250, 4);
+  CHECK(b.grad_scale == 1000 * (4 + 4));         // x 1/4 in place over the whole FP32 buffer
+  CHECK(b.grad_to_main == 0);                    // .float() of an FP32 shard is the shard itself
+  CHECK(b.grad_norm == 250 * 4);                 // L2 norm reads the FP32 shard
+  CHECK(b.grad_clip == 250 * (4 + 4));           // clip scales it in place
+  CHECK(b.adam == 250 * ((4 + 4 + 4) * 2 + 4));  // weights, m, v read + written; gradient read
+  CHECK(b.copy_to_model == 250 * (4 + 2));       // FP32 main weights -> BF16 parameter buffer
+  CHECK(b.zero_grad == 1000 * 4);
+  CHECK(b.total() == 8000 + 1000 + 2000 + 7000 + 1500 + 4000);
+  // No data parallelism: the scaling factor is 1 and Megatron skips the multiply.
+  CHECK(workload::megatron_optimizer_bytes(l, 1000, 1000, 1).grad_scale == 0);
+}
+
+TEST_CASE("Megatron optimizer bytes: BF16 gradient buffer, and the precision-aware optimizer") {
+  layout::Layout l;
+  l.grad_reduce_dtype = layout::Dtype::bf16;
+  auto b = workload::megatron_optimizer_bytes(l, 1000, 250, 4);
+  CHECK(b.grad_scale == 1000 * (2 + 2));
+  CHECK(b.grad_to_main == 250 * (2 + 4));  // the BF16 shard cast to an FP32 main gradient
+  CHECK(b.grad_norm == 250 * 4);
+  CHECK(b.adam == 250 * ((4 + 4 + 4) * 2 + 4));
+  CHECK(b.zero_grad == 1000 * 2);
+  // BF16 moments: Adam reads the BF16 gradient as it is and writes the BF16 weights itself.
+  l.optimizer_moment_dtype = layout::Dtype::bf16;
+  b = workload::megatron_optimizer_bytes(l, 1000, 250, 4);
+  CHECK(b.grad_to_main == 0);
+  CHECK(b.grad_norm == 250 * 2);
+  CHECK(b.grad_clip == 250 * (2 + 2));
+  CHECK(b.adam == 250 * ((4 + 2 + 2) * 2 + 2 + 2));
+  CHECK(b.copy_to_model == 0);
+}
+
+TEST_CASE("the optimizer step runs Megatron's kernels in order after the gradient reduction") {
+  // small-moe, PP2 x EP4 on 8 H100s: DP 4, FP32 gradient buffer.
+  const test::SmallMoeStep in("h100x8.json", "dgx-h100");
+  const auto w = workload::build_step(in.step());
+  std::vector<std::string> names;
+  for (const auto& op : w.graph.ops())
+    if (op.rank == 0 && op.phase == opgraph::Phase::optimizer) names.push_back(w.graph.names()[op.name]);
+  const std::vector<std::string> expected = {"grad_scale",      "grad_norm",      "grad_norm_item_sync",
+                                             "grad_clip",       "optimizer_step", "copy_main_to_model_params",
+                                             "zero_grad_buffer"};
+  CHECK(names == expected);
+}
