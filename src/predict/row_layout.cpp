@@ -41,6 +41,10 @@ std::optional<std::string> read_row_layout(const Row& row, const CellSpellings& 
   for (const std::string& c : switch_columns())
     if (const std::string v = cell(row, c); !v.empty() && v != "0" && v != "1")
       return "column " + c + " is not 0 or 1: \"" + v + "\"";
+  // Context parallelism other than p2p (Megatron's default, a ring of K/V exchanges) is a layout moesim does not
+  // price: a row that ran all-to-all (Ulysses) or all-gather CP is skipped rather than predicted as p2p.
+  if (const std::string cp_comm = cell(row, "cp_comm_type"); !cp_comm.empty() && cp_comm != "p2p")
+    return "column cp_comm_type is \"" + cp_comm + "\": moesim prices p2p context parallelism only";
   for (const layout::LayoutField& f : layout::layout_fields()) {
     const std::string key(f.key);
     const std::string text =
