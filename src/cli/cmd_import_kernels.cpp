@@ -61,9 +61,16 @@ void add_import_kernels_command(CLI::App& app, Context& ctx) {
   sub->add_option("--software", opts->software, "Software of the measuring machine: cuda=13.1,torch=2.10,...");
   sub->add_option("--implementation", opts->implementation,
                   "Library that ran the kernels (\"Transformer Engine 2.11.0\")");
-  sub->add_option("--gemm-repeats", opts->gemm_repeats, "Timed calls per GEMM figure, when the scripts say");
-  sub->add_option("--grouped-gemm-repeats", opts->grouped_repeats, "Timed calls per grouped-GEMM figure");
-  sub->add_option("--attention-repeats", opts->attention_repeats, "Profiled calls per attention figure");
+  // A record's repetitions are part of its provenance (kernels-sim/data/README.md): the measuring scripts say them.
+  sub->add_option("--gemm-repeats", opts->gemm_repeats, "Timed calls per GEMM figure (the measuring script's)")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--grouped-gemm-repeats", opts->grouped_repeats, "Timed calls per grouped-GEMM figure")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--attention-repeats", opts->attention_repeats, "Profiled calls per attention figure")
+      ->required()
+      ->check(CLI::PositiveNumber);
   sub->callback([&ctx, opts] {
     const fs::path root = config::data_dir(ctx.data_dir);
     const fs::path part = root / "topologies" / "parts" / "gpu" / (opts->gpu + ".json");

@@ -67,7 +67,8 @@ TEST_CASE("describe: unknown model name is a bad config (exit 2) listing the kno
   CHECK(r.code == 2);
   CHECK(r.err.find("<flags>:--model: unknown model \"deepseek-v4\" (did you mean \"deepseek-v3\"?); known models: "
                    "deepseek-v2-simumax-l4, deepseek-v3, "
-                   "deepseek-v3-mlperf, deepseek-v3-no-mtp, gpt-oss-120b") != std::string::npos);
+                   "deepseek-v3-mlperf, deepseek-v3-no-mtp, deepseek-v3-simumax-l4, gpt-oss-120b") !=
+        std::string::npos);
   CHECK(r.out.empty());
 }
 

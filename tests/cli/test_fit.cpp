@@ -111,8 +111,8 @@ TEST_CASE("moesim fit on the calibration format sample: refused as a rehearsal, 
   CHECK(r.out.find("skipped") == std::string::npos);
   // Before and after on the fitted records (FAKE timings here: only the plumbing is checked).
   CHECK(r.out.find("(roofline: the built-in model on h200-sxm)") != std::string::npos);
-  CHECK(r.out.find("router_topk/fp32             fit 0.0 / 0.0 / 0.0 %      roofline (no simulator kernel)") !=
-        std::string::npos);
+  CHECK(r.out.find("router_topk/fp32                     n=8    fit 0.0 / 0.0 / 0.0 % [+0.0]       roofline (no "
+                   "simulator kernel)") != std::string::npos);
   const auto fit = moesim::kernels::fit::read_fit_file(dir / "f.json");
   CHECK(fit.families.size() == 17);
   CHECK(fit.host_costs.size() == 21);
@@ -139,9 +139,22 @@ TEST_CASE("moesim import-kernels: bad entries are exit 2 with their JSON pointer
     std::ofstream(dir / "bad.json") << R"({"accelerator": {"op": {"matmul": {"tflops": 2250,
       "accurate_efficient_factor": {"b=1, m=64, k=64, n=64, layout=XY": 0.5}}}}})";
   }
-  const std::vector<std::string> base = {
-      "import-kernels",       "--gpu",    "b200", "--source", "test", "--date", "2026-01-01", "--out",
-      (dir / "out").string(), "--simumax"};
+  const std::vector<std::string> base = {"import-kernels",
+                                         "--gpu",
+                                         "b200",
+                                         "--source",
+                                         "test",
+                                         "--date",
+                                         "2026-01-01",
+                                         "--gemm-repeats",
+                                         "75",
+                                         "--grouped-gemm-repeats",
+                                         "40",
+                                         "--attention-repeats",
+                                         "20",
+                                         "--out",
+                                         (dir / "out").string(),
+                                         "--simumax"};
   auto args = base;
   args.push_back((dir / "bad.json").string());
   auto r = run_cli(args);

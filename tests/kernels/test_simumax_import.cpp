@@ -18,6 +18,8 @@ SimumaxFacts facts() {
   f.date = "2026-05-06";
   f.source = "test file";
   f.gemm_repeats = 75;
+  f.grouped_gemm_repeats = 40;
+  f.attention_repeats = 20;
   return f;
 }
 

@@ -29,7 +29,7 @@ struct SimumaxFacts {
   std::string implementation_prefix;                  // "Transformer Engine 2.11.0" (the library that ran)
   std::string date;                                   // ISO 8601 date of the measurement (or of the file)
   std::string source;                                 // repository, path and commit: written into every record
-  // Timed repetitions per figure, when the measuring scripts say (0 = not stated).
+  // Timed repetitions per figure, as the measuring scripts set them (positive: a record needs them).
   std::int64_t gemm_repeats = 0, grouped_gemm_repeats = 0, attention_repeats = 0;
 };
 
