@@ -25,17 +25,24 @@ const std::map<std::string, std::string>& memory_bound_names() {
   return names;
 }
 
-RelativeErrors summarise(std::vector<double> e) {
+// Nearest-rank quantile of a sorted, non-empty vector.
+double quantile(const std::vector<double>& sorted, double q) {
+  return sorted[static_cast<std::size_t>(std::floor(q * static_cast<double>(sorted.size() - 1) + 0.5))];
+}
+
+// `signed_errors`: (predicted - measured) / measured per record.
+RelativeErrors summarise(std::vector<double> signed_errors) {
   RelativeErrors r;
-  r.n = static_cast<int>(e.size());
-  if (e.empty()) return r;
+  r.n = static_cast<int>(signed_errors.size());
+  if (signed_errors.empty()) return r;
+  std::vector<double> e;
+  for (double x : signed_errors) e.push_back(std::abs(x));
   std::sort(e.begin(), e.end());
-  const auto at = [&](double q) {
-    return e[static_cast<std::size_t>(std::floor(q * static_cast<double>(e.size() - 1) + 0.5))];
-  };
-  r.median = at(0.5);
-  r.p90 = at(0.9);
+  std::sort(signed_errors.begin(), signed_errors.end());
+  r.median = quantile(e, 0.5);
+  r.p90 = quantile(e, 0.9);
   r.max = e.back();
+  r.median_signed = quantile(signed_errors, 0.5);
   return r;
 }
 
@@ -46,11 +53,13 @@ std::optional<Kernel> kernel_of_record(const fit::CalibrationRecord& r, const fi
   if (r.kernel == "gemm" || r.kernel == "grouped_gemm" || r.kernel == "attention_fwd" || r.kernel == "attention_bwd") {
     const auto dtype = dtype_of(r.dtype);
     if (!dtype) return std::nullopt;
-    if (r.kernel == "gemm") return Gemm{d("m"), d("n"), d("k"), *dtype};
-    if (r.kernel == "grouped_gemm") return GroupedGemm{r.groups, d("n"), d("k"), *dtype, false};
+    const GemmPass pass = r.pass == "dgrad" ? GemmPass::dgrad : r.pass == "wgrad" ? GemmPass::wgrad : GemmPass::fwd;
+    if (r.kernel == "gemm") return Gemm{d("m"), d("n"), d("k"), *dtype, pass};
+    if (r.kernel == "grouped_gemm") return GroupedGemm{r.groups, d("n"), d("k"), *dtype, r.per_expert_kernels, pass};
     AttentionShape a;
     a.batch = d("batch");
-    a.heads = a.kv_heads = d("heads");
+    a.heads = d("heads");
+    a.kv_heads = r.has_dim("kv_heads") ? d("kv_heads") : a.heads;  // GQA records may name their key/value heads
     a.seq_q = d("seq_q");
     a.seq_kv = d("seq_kv");
     a.d_qk = d("head_dim_qk");
@@ -77,9 +86,9 @@ std::vector<FamilyComparison> compare_fit_with_roofline(const fit::FitFile& f, c
     for (const auto& r : data.records) {
       if (!r.skipped.empty() || fit::family_key(r) != fam.family) continue;
       const double measured = r.time.median_us;
-      fit_errors.push_back(std::abs(fam.predict_us(fit::feature_vector(r, f.peaks)) - measured) / measured);
+      fit_errors.push_back((fam.predict_us(fit::feature_vector(r, f.peaks)) - measured) / measured);
       if (const auto k = kernel_of_record(r, f.peaks))
-        roofline_errors.push_back(std::abs(roofline.seconds(*k, device) * 1e6 - measured) / measured);
+        roofline_errors.push_back((roofline.seconds(*k, device) * 1e6 - measured) / measured);
     }
     out.push_back({fam.family, summarise(fit_errors), summarise(roofline_errors)});
   }

@@ -22,6 +22,7 @@ std::optional<Kernel> kernel_of_record(const fit::CalibrationRecord& record, con
 struct RelativeErrors {
   int n = 0;
   double median = 0, p90 = 0, max = 0;  // of |predicted - measured| / measured, nearest rank
+  double median_signed = 0;             // of (predicted - measured) / measured: < 0 = predicted too fast
 };
 
 struct FamilyComparison {

@@ -52,7 +52,7 @@ fit::CalibrationRecord to_record(const Kernel& kernel, const std::string& family
   fit::CalibrationRecord r;
   const auto slash = family.find('/');
   r.kernel = family.substr(0, slash);
-  r.dtype = family.substr(slash + 1);
+  r.dtype = fit::base_dtype(family.substr(slash + 1));  // the features depend on the dtype, not on the suffixes
   r.gpu.name = f.gpu;
   r.gpu.sm_count = f.peaks.sm_count;  // whole GPU (sms_used 0)
   r.location = "kernel " + describe(kernel);
@@ -110,9 +110,11 @@ std::optional<std::string> fit_family_for(const Kernel& kernel, Arch arch) {
       return std::string(name) + "/" + *dt;
     }
     std::optional<std::string> operator()(const Gemm& g) const { return with("gemm", g.dtype); }
-    // A fit is measured on one grouped kernel; TE's per-expert loop is the roofline's to price.
+    // One grouped kernel and TE's per-expert loop of cuBLAS calls are different measurements: the loop has a
+    // family of its own ("+per_expert"), never priced by a one-kernel fit.
     std::optional<std::string> operator()(const GroupedGemm& g) const {
-      return g.per_expert_kernels ? std::nullopt : with("grouped_gemm", g.dtype);
+      const auto f = with("grouped_gemm", g.dtype);
+      return f && g.per_expert_kernels ? *f + "+per_expert" : f;
     }
     std::optional<std::string> operator()(const AttentionFwd& a) const {
       return windowed(a) ? std::nullopt : with("attention_fwd", a.dtype);
@@ -128,6 +130,16 @@ std::optional<std::string> fit_family_for(const Kernel& kernel, Arch arch) {
     }
   };
   return std::visit(V{arch}, kernel);
+}
+
+std::vector<std::string> fit_family_candidates(const Kernel& kernel, Arch arch) {
+  const auto base = fit_family_for(kernel, arch);
+  if (!base) return {};
+  GemmPass pass = GemmPass::fwd;
+  if (const auto* g = std::get_if<Gemm>(&kernel)) pass = g->pass;
+  if (const auto* g = std::get_if<GroupedGemm>(&kernel)) pass = g->pass;
+  if (pass == GemmPass::fwd) return {*base};
+  return {*base + (pass == GemmPass::dgrad ? "+dgrad" : "+wgrad"), *base};
 }
 
 std::string peaks_key_for_gpu(const std::string& gpu_name) {
@@ -194,9 +206,14 @@ FittedKernelTime FittedKernelCostModel::explain(const Kernel& kernel, const Devi
               (peaks_key_for_gpu(device.name).empty() ? std::string(" (which has no peaks row)")
                                                       : " (peaks row " + peaks_key_for_gpu(device.name) + ")")}});
   FittedKernelTime t;
-  const auto family = fit_family_for(kernel, device.arch);
-  if (family) t.family = *family;
-  const fit::FamilyFit* ff = family ? fit_.find(*family) : nullptr;
+  const fit::FamilyFit* ff = nullptr;
+  for (const auto& candidate : fit_family_candidates(kernel, device.arch)) {
+    if (t.family.empty()) t.family = candidate;
+    if ((ff = fit_.find(candidate))) {
+      t.family = candidate;
+      break;
+    }
+  }
   if (!ff) {
     t.seconds = fallback_.seconds(kernel, device);
     return t;
@@ -206,7 +223,7 @@ FittedKernelTime FittedKernelCostModel::explain(const Kernel& kernel, const Devi
     if (!(mb->bytes >= 0)) throw InternalError("memory-bound kernel \"" + mb->name + "\" with negative bytes");
     features = {1.0, mb->bytes / fit_.peaks.hbm_bytes_per_s() * us_per_s};
   } else {
-    features = fit::feature_vector(to_record(kernel, *family, fit_), fit_.peaks);
+    features = fit::feature_vector(to_record(kernel, t.family, fit_), fit_.peaks);
   }
   t.from_fit = true;
   t.fit_seconds = ff->predict_us(features) / us_per_s;

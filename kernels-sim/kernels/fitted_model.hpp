@@ -5,7 +5,9 @@
 // Which fit family prices a kernel (fit_family_for):
 //   Gemm          "gemm/<dtype>"            dims m, n, k
 //   GroupedGemm   "grouped_gemm/<dtype>"    dims n, k; groups = tokens_per_expert (empty experts included);
-//                                           one grouped kernel only: per_expert_kernels falls back
+//                                           one grouped kernel; per_expert_kernels (TE's loop of cuBLAS calls)
+//                                           "grouped_gemm/<dtype>+per_expert", never the one-kernel family
+//   a GEMM's dgrad / wgrad pass looks for "<family>+dgrad" / "<family>+wgrad" first, then the plain family
 //   AttentionFwd  "attention_fwd/<dtype>"   dims batch, heads, seq_q, seq_kv, head_dim_qk, head_dim_v, causal;
 //   AttentionBwd  "attention_bwd/<dtype>"   sliding-window attention (0 < window < seq_kv) has no fit feature
 //                                           for the window and always falls back
@@ -30,6 +32,7 @@
 // A fit belongs to one GPU: seconds() on a device the fit does not match (fit_matches_gpu) is a ConfigError.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kernels/fit/fit_file.hpp"
 #include "kernels/kernel_cost_model.hpp"
@@ -40,6 +43,9 @@ namespace moesim::kernels {
 // The fit family ("gemm/bf16") that prices `kernel` on a GPU of architecture `arch`, or nullopt when no fit
 // family can (see the table above). Says nothing about whether a given fit file has that family.
 std::optional<std::string> fit_family_for(const Kernel& kernel, Arch arch);
+// The families explain() looks for, most specific first: a GEMM's gradient pass family ("gemm/bf16+wgrad"), then
+// fit_family_for's. Empty when fit_family_for has none.
+std::vector<std::string> fit_family_candidates(const Kernel& kernel, Arch arch);
 
 // The GpuPeaks table row (kernels/fit/gpu_peaks.cpp) a catalog GPU name maps to: find_gpu_peaks on the
 // upper-cased name ("h200-sxm" -> "H200", "gb200" -> "GB200"); empty when there is no row (e.g. "b300").

@@ -11,10 +11,16 @@
 
 namespace moesim::kernels {
 
+// Which pass of a linear layer a GEMM is. The roofline prices all three alike; a fit may hold measured data and
+// weight gradients as families of their own (fitted_model.hpp), since they run other kernels: Transformer
+// Engine's NN (dgrad) and NT (wgrad, accumulating into an FP32 main gradient) cuBLAS calls.
+enum class GemmPass { fwd, dgrad, wgrad };
+
 // C[m,n] = A[m,k] * B[k,n]; inputs in `dtype`, output BF16.
 struct Gemm {
   std::int64_t m = 0, n = 0, k = 0;
   DType dtype = DType::bf16;
+  GemmPass pass = GemmPass::fwd;
 };
 
 // A GEMM per expert with a ragged number of rows each: expert e multiplies tokens_per_expert[e] x k by its own
@@ -27,6 +33,7 @@ struct GroupedGemm {
   std::int64_t n = 0, k = 0;
   DType dtype = DType::bf16;
   bool per_expert_kernels = false;
+  GemmPass pass = GemmPass::fwd;
 };
 
 // Fused (flash) attention over `batch` sequences. heads = query heads; kv_heads = key/value heads (GQA; 0 means

@@ -19,6 +19,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   add_list_command(app, ctx);
   add_fit_command(app, ctx);
   add_trace_calib_command(app, ctx);
+  add_import_kernels_command(app, ctx);
   add_describe_command(app, ctx);
   add_memory_command(app, ctx);
   add_run_command(app, ctx);

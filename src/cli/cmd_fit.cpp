@@ -62,16 +62,18 @@ void print_comparison(std::ostream& out, const fs::path& root, const kf::FitFile
     return;
   }
   const auto device = workload::device_rates(topology::read_gpu_file(gpu_parts(root) / (gpus.front() + ".json")));
-  out << "  error on the fitted records, median / p90 / max |predicted - measured| / measured (roofline: the "
-         "built-in model on "
+  out << "  error on the fitted records, median / p90 / max |predicted - measured| / measured [median signed: < 0 = "
+         "predicted too fast] (roofline: the built-in model on "
       << gpus.front() << "):\n";
   const auto pct = [](const kernels::RelativeErrors& e) {
     std::ostringstream s;
-    s << std::fixed << std::setprecision(1) << 100 * e.median << " / " << 100 * e.p90 << " / " << 100 * e.max << " %";
+    s << std::fixed << std::setprecision(1) << 100 * e.median << " / " << 100 * e.p90 << " / " << 100 * e.max << " % ["
+      << std::showpos << 100 * e.median_signed << "]";
     return s.str();
   };
   for (const auto& c : kernels::compare_fit_with_roofline(fit, data, device))
-    out << "  " << std::left << std::setw(28) << c.family << " fit " << std::setw(22) << pct(c.fit) << " roofline "
+    out << "  " << std::left << std::setw(36) << c.family << " n=" << std::setw(4) << c.fit.n << " fit "
+        << std::setw(30) << pct(c.fit) << " roofline "
         << (c.roofline.n > 0 ? pct(c.roofline) : std::string("(no simulator kernel)")) << "\n";
 }
 
@@ -113,6 +115,7 @@ void add_fit_command(CLI::App& app, Context& ctx) {
   struct Options {
     std::string data;
     std::string out;
+    std::string check;
     bool allow_rehearsal = false;
     kf::FitOptions fit;
   };
@@ -125,6 +128,13 @@ void add_fit_command(CLI::App& app, Context& ctx) {
   sub->add_option("--roofline-tolerance", opts->fit.roofline_tolerance,
                   "How far (fraction) a measurement may beat its roofline bound before its family is refused")
       ->check(CLI::Range(0.0, 0.5));
+  sub->add_option("--check", opts->check,
+                  "Fit file to check against the records instead of fitting: per family (kernel, dtype, pass), the "
+                  "fit's and the roofline's median / p90 / max error; writes nothing")
+      ->excludes("--out");
+  sub->add_flag("--nonnegative", opts->fit.nonnegative,
+                "Fit each family under c >= 0 instead of refusing one whose free fit has a negative coefficient; the "
+                "fit file marks the coefficients held at zero");
   sub->add_flag("--strict", opts->fit.strict, "Unphysical data in any family is an error (exit 2), not a skip");
   sub->add_flag("--allow-rehearsal", opts->allow_rehearsal,
                 "Accept a rehearsal's fake-timed records (tests of the record format); requires --out");
@@ -133,6 +143,13 @@ void add_fit_command(CLI::App& app, Context& ctx) {
     if (opts->allow_rehearsal && opts->out.empty())
       throw UsageError("--allow-rehearsal needs --out: a rehearsal's fit never goes into kernels-sim/fits/");
     if (!opts->allow_rehearsal) refuse_rehearsal(data);
+    if (!opts->check.empty()) {
+      const kf::FitFile fit = kf::read_fit_file(opts->check);
+      ctx.out << "check " << opts->check << " (" << fit.gpu << ", fitted on " << fit.data_hash << ") against "
+              << data.records.size() << " records (" << data.hash << ")\n";
+      print_comparison(ctx.out, config::data_dir(ctx.data_dir), fit, data);
+      return;
+    }
     const kf::FitFile fit = kf::fit_calibration(data, opts->fit);
     const fs::path out =
         opts->out.empty() ? default_fit_path(config::data_dir(ctx.data_dir), fit) : fs::path(opts->out);

@@ -20,6 +20,7 @@ void add_check_command(CLI::App& app, Context& ctx);
 void add_list_command(CLI::App& app, Context& ctx);
 void add_fit_command(CLI::App& app, Context& ctx);
 void add_trace_calib_command(CLI::App& app, Context& ctx);
+void add_import_kernels_command(CLI::App& app, Context& ctx);
 void add_describe_command(CLI::App& app, Context& ctx);
 void add_memory_command(CLI::App& app, Context& ctx);
 void add_run_command(CLI::App& app, Context& ctx);

@@ -37,9 +37,9 @@ class Costing {
            (high_precision || dtype_ == kernels::DType::bf16 ? 1.0 : ctx_.host.fp8_module_factor);
   }
   // One GEMM kernel (plus the quantize of its activation input in FP8) inside a TE module: no host time of its own.
-  Block gemm(I m, I n, I k, bool high_precision = false) const {
+  Block gemm(I m, I n, I k, bool high_precision = false, kernels::GemmPass pass = kernels::GemmPass::fwd) const {
     if (m <= 0 || n <= 0 || k <= 0) return {};
-    kernels::Gemm g{m, n, k, high_precision ? kernels::DType::bf16 : dtype_};
+    kernels::Gemm g{m, n, k, high_precision ? kernels::DType::bf16 : dtype_, pass};
     Block b{ctx_.kernels.seconds(g, ctx_.device), 1, 0};
     if (!high_precision && dtype_ != kernels::DType::bf16) b += cast(m * k);  // quantize the activation input
     return b;
@@ -47,7 +47,9 @@ class Costing {
   // A TE Linear: forward GEMM (m x k) * (k x n), plus its backward: dgrad (m x n)*(n x k) and wgrad (k x m)*(m x n).
   // One module call issues the forward, one autograd call the dgrad and wgrad.
   BlockCost linear(I m, I n, I k, Parallel par, bool high_precision = false) const {
-    BlockCost c{gemm(m, n, k, high_precision), gemm(m, k, n, high_precision), gemm(k, n, m, high_precision)};
+    // Each pass names itself: a fit may price TE's dgrad (NN) and wgrad (NT, FP32 accumulate) calls apart.
+    BlockCost c{gemm(m, n, k, high_precision), gemm(m, k, n, high_precision, kernels::GemmPass::dgrad),
+                gemm(k, n, m, high_precision, kernels::GemmPass::wgrad)};
     c.fwd.host_s += module_host(high_precision);
     c.dgrad.host_s += module_host(high_precision);
     if (mxfp8_ && !high_precision) add_linear_scale_work(c, m, n, k, par);
@@ -69,12 +71,14 @@ class Costing {
     const bool fp8 = dtype_ != kernels::DType::bf16;
     const int kernels = fused ? 4 : static_cast<int>(tokens.size()) * (fp8 ? 2 : 1);
     kernels::GroupedGemm f{tokens, n, k, dtype_, !fused};
-    kernels::GroupedGemm d{tokens, k, n, dtype_, !fused};
+    kernels::GroupedGemm d{tokens, k, n, dtype_, !fused, kernels::GemmPass::dgrad};
+    // wgrad: one k x n weight gradient per expert over its tokens, the forward's FLOPs in other kernels (measured
+    // on B200 at a third of the forward's rate: kernels-sim/data/simumax-b200), so it names its pass.
+    kernels::GroupedGemm w{tokens, n, k, dtype_, !fused, kernels::GemmPass::wgrad};
     const double launches = ctx_.host.cxx_launch_s * kernels;
     c.fwd = {ctx_.kernels.seconds(f, ctx_.device), kernels, module_host(false) + launches};
     c.dgrad = {ctx_.kernels.seconds(d, ctx_.device), kernels, module_host(false) + launches};
-    // wgrad: one k x n weight gradient per expert over its tokens: the same FLOP as the forward.
-    c.wgrad = {ctx_.kernels.seconds(f, ctx_.device), kernels, launches};
+    c.wgrad = {ctx_.kernels.seconds(w, ctx_.device), kernels, launches};
     if (fp8) {
       if (!fused_fwd_input) c.fwd += cast(total * k);
       if (!fused_dgrad_input) c.dgrad += cast(total * n);

@@ -65,10 +65,10 @@ TEST_CASE("describe a Hugging Face config.json") {
 TEST_CASE("describe: unknown model name is a bad config (exit 2) listing the known names with a did-you-mean") {
   const auto r = describe({"--model", "deepseek-v4"});
   CHECK(r.code == 2);
-  CHECK(
-      r.err.find(
-          "<flags>:--model: unknown model \"deepseek-v4\" (did you mean \"deepseek-v3\"?); known models: deepseek-v3, "
-          "deepseek-v3-mlperf, deepseek-v3-no-mtp, gpt-oss-120b") != std::string::npos);
+  CHECK(r.err.find("<flags>:--model: unknown model \"deepseek-v4\" (did you mean \"deepseek-v3\"?); known models: "
+                   "deepseek-v2-simumax-l4, deepseek-v3, "
+                   "deepseek-v3-mlperf, deepseek-v3-no-mtp, deepseek-v3-simumax-l4, gpt-oss-120b") !=
+        std::string::npos);
   CHECK(r.out.empty());
 }
 

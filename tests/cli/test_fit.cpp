@@ -111,8 +111,8 @@ TEST_CASE("moesim fit on the calibration format sample: refused as a rehearsal, 
   CHECK(r.out.find("skipped") == std::string::npos);
   // Before and after on the fitted records (FAKE timings here: only the plumbing is checked).
   CHECK(r.out.find("(roofline: the built-in model on h200-sxm)") != std::string::npos);
-  CHECK(r.out.find("router_topk/fp32             fit 0.0 / 0.0 / 0.0 %      roofline (no simulator kernel)") !=
-        std::string::npos);
+  CHECK(r.out.find("router_topk/fp32                     n=8    fit 0.0 / 0.0 / 0.0 % [+0.0]       roofline (no "
+                   "simulator kernel)") != std::string::npos);
   const auto fit = moesim::kernels::fit::read_fit_file(dir / "f.json");
   CHECK(fit.families.size() == 16);
   CHECK(fit.host_costs.size() == 21);
@@ -131,4 +131,45 @@ TEST_CASE("moesim fit without --out writes kernels-sim/fits/<catalog gpu>.json o
   CHECK(fs::exists(root / "kernels-sim" / "fits" / "h200-sxm.json"));
   CHECK(r.out.find("kernels-sim/fits/h200-sxm.json") != std::string::npos);
   fs::remove_all(root);
+}
+
+TEST_CASE("moesim import-kernels: bad entries are exit 2 with their JSON pointer; good ones fit and check") {
+  const fs::path dir = temp_dir("import");
+  {
+    std::ofstream(dir / "bad.json") << R"({"accelerator": {"op": {"matmul": {"tflops": 2250,
+      "accurate_efficient_factor": {"b=1, m=64, k=64, n=64, layout=XY": 0.5}}}}})";
+  }
+  const std::vector<std::string> base = {"import-kernels",
+                                         "--gpu",
+                                         "b200",
+                                         "--source",
+                                         "test",
+                                         "--date",
+                                         "2026-01-01",
+                                         "--gemm-repeats",
+                                         "75",
+                                         "--grouped-gemm-repeats",
+                                         "40",
+                                         "--attention-repeats",
+                                         "20",
+                                         "--out",
+                                         (dir / "out").string(),
+                                         "--simumax"};
+  auto args = base;
+  args.push_back((dir / "bad.json").string());
+  auto r = run_cli(args);
+  CHECK(r.code == 2);
+  CHECK(r.err.find("/accelerator/op/matmul/accurate_efficient_factor/b=1, m=64, k=64, n=64, layout=XY") !=
+        std::string::npos);
+  args = base;
+  args.push_back(std::string(MOESIM_SOURCE_DIR) + "/kernels-sim/data/simumax-b200/b200_bf16_ceperm.json");
+  r = run_cli(args);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("686 records (514 GEMM, 108 grouped GEMM, 32 attention forward, 32 attention backward") !=
+        std::string::npos);
+  r = run_cli({"fit", "--data", (dir / "out").string(), "--check",
+               std::string(MOESIM_SOURCE_DIR) + "/kernels-sim/fits/b200.json"});
+  CHECK(r.code == 0);
+  CHECK(r.out.find("grouped_gemm/bf16+per_expert+wgrad") != std::string::npos);
+  fs::remove_all(dir);
 }

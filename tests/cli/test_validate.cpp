@@ -24,7 +24,8 @@ TEST_CASE("validate: text table with the skip reasons") {
   CHECK(r.out.find("Qwen3-30B-A3B / DGX-H100\n") != std::string::npos);
   // The unknown model is reported against the table's model column.
   CHECK(r.out.find("T002   skipped: " + kCsv +
-                   ":model: unknown model \"NoSuchModel 1T\"; known models: deepseek-v3, ") != std::string::npos);
+                   ":model: unknown model \"NoSuchModel 1T\"; known models: deepseek-v2-simumax-l4, deepseek-v3, ") !=
+        std::string::npos);
   CHECK(r.out.find("T003   skipped: metric time_to_train is not a single-step prediction\n") != std::string::npos);
   CHECK(r.out.find("rows predicted 1, skipped 2; |error| median ") != std::string::npos);
 }

@@ -197,8 +197,15 @@ TEST_CASE("kernel variants map onto fit families by dtype and architecture") {
   CHECK(fit_family_for(Gemm{1, 1, 1, DType::fp8_block}, Arch::blackwell_ultra) == "gemm/mxfp8");
   CHECK_FALSE(fit_family_for(Gemm{1, 1, 1, DType::fp4}, Arch::blackwell).has_value());
   CHECK(fit_family_for(GroupedGemm{{1}, 1, 1, DType::fp8_block}, Arch::blackwell) == "grouped_gemm/mxfp8");
-  // Fits are measured on one grouped kernel: TE's per-expert loop falls back to the roofline.
-  CHECK_FALSE(fit_family_for(GroupedGemm{{1}, 1, 1, DType::fp8_block, true}, Arch::blackwell).has_value());
+  // TE's per-expert loop is a family of its own, never the one-kernel family.
+  CHECK(fit_family_for(GroupedGemm{{1}, 1, 1, DType::fp8_block, true}, Arch::blackwell) ==
+        "grouped_gemm/mxfp8+per_expert");
+  // A gradient pass looks for its own family first, then the plain one; a forward only the plain one.
+  CHECK(fit_family_candidates(Gemm{1, 1, 1, DType::bf16, GemmPass::wgrad}, Arch::blackwell) ==
+        std::vector<std::string>{"gemm/bf16+wgrad", "gemm/bf16"});
+  CHECK(fit_family_candidates(GroupedGemm{{1}, 1, 1, DType::bf16, true, GemmPass::dgrad}, Arch::blackwell) ==
+        std::vector<std::string>{"grouped_gemm/bf16+per_expert+dgrad", "grouped_gemm/bf16+per_expert"});
+  CHECK(fit_family_candidates(Gemm{1, 1, 1, DType::bf16}, Arch::blackwell) == std::vector<std::string>{"gemm/bf16"});
   CHECK(fit_family_for(AttentionBwd{}, Arch::hopper) == "attention_bwd/bf16");
   CHECK(fit_family_for(MemoryBound{1, "quantize"}, Arch::hopper) == "quantize_fp8/fp8_e4m3");
   // The builder's router_topk is the whole fused router (tens of kernels, other bytes): never the one-kernel fit.

@@ -42,7 +42,7 @@ TEST_CASE("unknown names: exit 2, the known names and a did-you-mean, never a gu
   const ModelCatalog cat(kDataDir);
   const std::string e = config_error([&] { cat.resolve("deepsek-v3"); });
   CHECK(e.find("<flags>:--model: unknown model \"deepsek-v3\" (did you mean \"deepseek-v3\"?); known models: "
-               "deepseek-v3, ") == 0);
+               "deepseek-v2-simumax-l4, deepseek-v3, ") == 0);
   CHECK(e.find("llama3.1-405b") != std::string::npos);
   // A near alias is suggested by its canonical name.
   CHECK(config_error([&] { cat.resolve("Mixtral 8x22"); }).find("(did you mean \"mixtral-8x22b\"?)") !=
@@ -50,7 +50,7 @@ TEST_CASE("unknown names: exit 2, the known names and a did-you-mean, never a gu
   // Nothing near: no suggestion, still the list.
   const std::string far = config_error([&] { cat.resolve("bloom"); });
   CHECK(far.find("did you mean") == std::string::npos);
-  CHECK(far.find("known models: deepseek-v3") != std::string::npos);
+  CHECK(far.find("known models: deepseek-v2-simumax-l4, deepseek-v3") != std::string::npos);
   // A missing file is not looked up in the catalog.
   CHECK(config_error([&] { cat.resolve("no/such/model.json"); }) ==
         "<flags>:--model: model file \"no/such/model.json\" does not exist");

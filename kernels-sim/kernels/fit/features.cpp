@@ -113,8 +113,15 @@ double element_bytes(const std::string& dtype) {
 }
 
 std::string family_dtype(const CalibrationRecord& r) {
-  return r.fast_accum.value_or(false) ? r.dtype + "+fast_accum" : r.dtype;
+  std::string d = r.fast_accum.value_or(false) ? r.dtype + "+fast_accum" : r.dtype;
+  if (r.per_expert_kernels) d += "+per_expert";
+  // A forward (or an unstated pass) is the plain family; the gradients run other kernels and layouts (TE's NN and
+  // NT cuBLAS calls, a weight gradient accumulating into an FP32 main gradient) and are priced on their own.
+  if (r.pass == "dgrad" || r.pass == "wgrad") d += "+" + r.pass;
+  return d;
 }
+
+std::string base_dtype(const std::string& family_dtype) { return family_dtype.substr(0, family_dtype.find('+')); }
 
 std::string family_key(const CalibrationRecord& r) { return r.kernel + "/" + family_dtype(r); }
 

@@ -38,8 +38,12 @@ std::optional<FamilySpec> family_for_kernel(const std::string& kernel);
 // "kernel/dtype": the key a fit is stored under. FP8 GEMMs timed with cuBLASLt's fast accumulation are a family of
 // their own, dtype "<dtype>+fast_accum" ("gemm/fp8_tensor+fast_accum"), kept beside the split-accumulation one
 // that the simulator's FP8 GEMMs use (kernels/fitted_model.hpp).
+// Likewise "+per_expert" for a grouped GEMM run as one kernel per group, and "+dgrad" / "+wgrad" for a GEMM's
+// gradient passes ("grouped_gemm/bf16+per_expert+wgrad"); a forward keeps the plain key.
 std::string family_key(const CalibrationRecord& r);
 std::string family_dtype(const CalibrationRecord& r);
+// The record dtype a family dtype was made from: "bf16+per_expert+wgrad" -> "bf16".
+std::string base_dtype(const std::string& family_dtype);
 
 // Feature values (microseconds) of one record, in FamilySpec order. Throws ConfigError naming the record's
 // file:line when the record cannot be costed (no tensor-core rate for its dtype on this GPU, bad groups).

@@ -50,6 +50,7 @@ FamilyFit read_family(ObjectReader& r) {
     k.unit = c.string("unit");
     k.definition = c.string("definition");
     k.value = c.number("value", Bound::non_negative);  // a fit with a negative coefficient is never written
+    k.held_at_zero = c.boolean_or("held_at_zero", false);
     f.coefficients.push_back(std::move(k));
   }
   return f;
@@ -79,12 +80,16 @@ std::string write_fit_file(const FitFile& fit) {
   j["peaks"] = peaks_json(fit.peaks);
   j["data_hash"] = fit.data_hash;
   j["inputs"] = fit.inputs;
+  if (!fit.sources.empty()) j["sources"] = fit.sources;
   j["records"] = fit.records;
   j["families"] = Json::array();
   for (const auto& f : fit.families) {
     Json coeffs = Json::array();
-    for (const auto& c : f.coefficients)
-      coeffs.push_back({{"name", c.name}, {"unit", c.unit}, {"definition", c.definition}, {"value", c.value}});
+    for (const auto& c : f.coefficients) {
+      Json one = {{"name", c.name}, {"unit", c.unit}, {"definition", c.definition}, {"value", c.value}};
+      if (c.held_at_zero) one["held_at_zero"] = true;
+      coeffs.push_back(std::move(one));
+    }
     j["families"].push_back({{"family", f.family},
                              {"kernel", f.kernel},
                              {"dtype", f.dtype},
@@ -124,6 +129,7 @@ FitFile from_document(const config::Document& doc) {
     fit.peaks = read_peaks(r.object("peaks"));
     fit.data_hash = r.string("data_hash");
     fit.inputs = r.strings_or("inputs", {});
+    fit.sources = r.strings_or("sources", {});
     fit.records = r.integer("records", Bound::non_negative);
     for (auto& f : r.objects("families")) fit.families.push_back(read_family(f));
     for (auto& s : r.objects("skipped")) {

@@ -18,6 +18,7 @@ struct Coefficient {
   std::string unit;        // "us" for constant-like terms, "1" for multipliers of a time
   std::string definition;  // the feature's formula
   double value = 0;
+  bool held_at_zero = false;  // the non-negative fit (FitOptions::nonnegative) held it at 0: the data wanted < 0
 };
 
 struct FamilyFit {
@@ -60,6 +61,7 @@ struct FitFile {
   std::string data_hash;            // CalibrationData::hash of the input
   std::vector<std::string> inputs;  // input file names
   std::int64_t records = 0;
+  std::vector<std::string> sources;  // the records' distinct `source` (who measured), in first-seen order
   std::vector<FamilyFit> families;
   std::vector<SkippedFamily> skipped;
   std::vector<HostCost> host_costs;  // written only when there are some

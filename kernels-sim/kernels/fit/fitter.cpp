@@ -45,8 +45,36 @@ const GpuPeaks& peaks_for(const CalibrationData& data, GpuPeaks& storage) {
 
 // Fits one family. Returns the fit, or sets `skip_reason` when the data cannot determine it. Unphysical
 // results (negative coefficients) are added to `errors`.
+// Least squares under c >= 0 on the scaled design: the optimum has some support S and is there the unconstrained
+// fit, so the best of the non-negative unconstrained fits over all subsets is exact (families have at most 5
+// features: 31 subsets). `held[j]` is set for the features left out. Returns the unscaled coefficients.
+Eigen::VectorXd nonnegative_solution(const Eigen::MatrixXd& xw, const Eigen::VectorXd& yw, const Eigen::VectorXd& scale,
+                                     std::vector<bool>& held) {
+  const auto p = xw.cols();
+  Eigen::VectorXd best = Eigen::VectorXd::Zero(p);
+  double best_residual = yw.squaredNorm();
+  unsigned best_mask = 0;
+  for (unsigned mask = 1; mask < (1u << p); ++mask) {
+    std::vector<Eigen::Index> cols;
+    for (Eigen::Index j = 0; j < p; ++j)
+      if (mask & (1u << j)) cols.push_back(j);
+    Eigen::MatrixXd sub(xw.rows(), static_cast<Eigen::Index>(cols.size()));
+    for (std::size_t i = 0; i < cols.size(); ++i) sub.col(static_cast<Eigen::Index>(i)) = xw.col(cols[i]);
+    const Eigen::VectorXd b = sub.colPivHouseholderQr().solve(yw);
+    if (b.minCoeff() < 0) continue;
+    const double residual = (sub * b - yw).squaredNorm();
+    if (residual >= best_residual) continue;
+    best_residual = residual;
+    best_mask = mask;
+    best.setZero();
+    for (std::size_t i = 0; i < cols.size(); ++i) best(cols[i]) = b(static_cast<Eigen::Index>(i));
+  }
+  for (Eigen::Index j = 0; j < p; ++j) held[static_cast<std::size_t>(j)] = !(best_mask & (1u << j));
+  return best.cwiseQuotient(scale);
+}
+
 FamilyFit fit_family(const std::string& key, const std::vector<const CalibrationRecord*>& recs, const FamilySpec& spec,
-                     const GpuPeaks& peaks, std::string& skip_reason, Diagnostics& errors) {
+                     const GpuPeaks& peaks, bool nonnegative, std::string& skip_reason, Diagnostics& errors) {
   const auto n = static_cast<Eigen::Index>(recs.size());
   const auto p = static_cast<Eigen::Index>(spec.features.size());
   Eigen::MatrixXd x(n, p);
@@ -81,6 +109,8 @@ FamilyFit fit_family(const std::string& key, const std::vector<const Calibration
     return {};
   }
   Eigen::VectorXd beta = qr.solve(yw).cwiseQuotient(scale);
+  std::vector<bool> held(static_cast<std::size_t>(p), false);
+  if (nonnegative && beta.minCoeff() < 0) beta = nonnegative_solution(xw, yw, scale, held);
 
   FamilyFit fit;
   fit.family = key;
@@ -94,12 +124,13 @@ FamilyFit fit_family(const std::string& key, const std::vector<const Calibration
     double c = beta(j);
     // A coefficient whose whole contribution is below 1e-9 of the mean time is zero up to rounding.
     if (c < 0 && std::abs(c) * x.col(j).cwiseAbs().mean() < 1e-9 * mean_y) c = 0;
+    if (held[static_cast<std::size_t>(j)]) c = 0;
     if (c < 0)
       errors.add(key, "",
                  "coefficient of " + fs.name + " (" + fs.definition + ") is " + format(c) +
                      ", negative: the data says this kernel gets faster with more of it (n=" + std::to_string(n) +
                      "). Check the records' shapes and dtypes, or sweep shapes that separate the features.");
-    fit.coefficients.push_back({fs.name, fs.unit, fs.definition, c});
+    fit.coefficients.push_back({fs.name, fs.unit, fs.definition, c, held[static_cast<std::size_t>(j)]});
   }
   std::vector<double> rel(static_cast<std::size_t>(n));
   double ss_res = 0, ss_tot = 0;
@@ -159,6 +190,9 @@ FitFile fit_calibration(const CalibrationData& data, const FitOptions& options) 
   out.data_hash = data.hash;
   out.inputs = data.files;
   out.records = static_cast<std::int64_t>(timed.size());
+  for (const auto* r : timed)
+    if (std::find(out.sources.begin(), out.sources.end(), r->source) == out.sources.end())
+      out.sources.push_back(r->source);
 
   std::map<std::string, std::vector<const CalibrationRecord*>> by_family;
   for (const auto* r : timed) by_family[family_key(*r)].push_back(r);
@@ -194,7 +228,7 @@ FitFile fit_calibration(const CalibrationData& data, const FitOptions& options) 
     if (n < needed) {
       skip_reason = "too few records: " + std::to_string(n) + ", need at least " + std::to_string(needed);
     } else if (errors.empty()) {
-      fit = fit_family(key, recs, *spec, peaks, skip_reason, errors);
+      fit = fit_family(key, recs, *spec, peaks, options.nonnegative, skip_reason, errors);
     }
     if (!errors.empty()) {
       for (const auto& d : errors.items()) fatal.add(d.file, d.pointer, d.message);

@@ -25,6 +25,12 @@ struct FitOptions {
   double roofline_tolerance = 0.05;  // a record may beat its roofline bound by at most 5% (clock boost, noise)
   int min_extra_records = 2;         // records needed beyond the number of coefficients
   bool strict = false;               // an unphysical family is an error for the whole fit, not a skipped family
+  // Least squares under c >= 0 (exact: the best of the unconstrained fits on every subset of the features whose
+  // coefficients come out non-negative) instead of refusing a family whose free fit has a negative coefficient.
+  // The features held at zero are marked in the fit file (Coefficient::held_at_zero). For data whose shapes are
+  // too large for a feature to be seen (a launch constant under millisecond GEMMs) or whose effect the linear
+  // model cannot express (clocks falling under sustained load make big kernels relatively slower).
+  bool nonnegative = false;
 };
 
 FitFile fit_calibration(const CalibrationData& data, const FitOptions& options = {});

@@ -95,6 +95,8 @@ CalibrationRecord read_record(ObjectReader& r) {
   rec.implementation = r.string_or("implementation", "");
   rec.stand_in = r.boolean_or("stand_in", false);
   if (r.raw("fast_accum")) rec.fast_accum = r.boolean_or("fast_accum", false);
+  if (r.raw("pass")) rec.pass = r.choice("pass", {"fwd", "dgrad", "wgrad"});
+  rec.per_expert_kernels = r.boolean_or("per_expert_kernels", false);
   rec.skipped = r.string_or("skipped", "");
   if (const Json* shape = r.raw("shape")) {
     if (!shape->is_object()) {
@@ -115,6 +117,10 @@ CalibrationRecord read_record(ObjectReader& r) {
     r.error("shape", "missing required key \"shape\"");
   }
   rec.groups = r.integers_or("groups", {}, Bound::non_negative);
+  if (kernel_ok && !rec.pass.empty() && rec.kernel != "gemm" && rec.kernel != "grouped_gemm")
+    r.error("pass", "only GEMM records have a pass (kernel \"" + rec.kernel + "\")");
+  if (kernel_ok && rec.per_expert_kernels && rec.kernel != "grouped_gemm")
+    r.error("per_expert_kernels", "only grouped_gemm records run per-expert kernels (kernel \"" + rec.kernel + "\")");
   if (kernel_ok && rec.kernel == "grouped_gemm" && rec.groups.empty())
     r.error("groups", "grouped_gemm needs \"groups\": the rows (tokens) of each group, e.g. [512, 480, 0]");
   rec.sms_used = r.integer_or("sms_used", 0, Bound::non_negative);
@@ -131,7 +137,11 @@ CalibrationRecord read_record(ObjectReader& r) {
     }
   rec.date = r.string("date");
   rec.source = r.string("source");
+<<<<<<< HEAD
   rec.written_at = r.string_or("written_at", "");
+=======
+  rec.entry = r.string_or("entry", "");
+>>>>>>> wip-b200
   return rec;
 }
 
@@ -287,6 +297,8 @@ std::string to_jsonl(const CalibrationRecord& r) {
   if (!r.implementation.empty()) j["implementation"] = r.implementation;
   if (r.stand_in) j["stand_in"] = true;
   if (r.fast_accum) j["fast_accum"] = *r.fast_accum;
+  if (!r.pass.empty()) j["pass"] = r.pass;
+  if (r.per_expert_kernels) j["per_expert_kernels"] = true;
   j["shape"] = Json::object();
   for (const auto& [k, v] : r.shape) j["shape"][k] = v;
   if (!r.groups.empty()) j["groups"] = r.groups;
@@ -310,7 +322,11 @@ std::string to_jsonl(const CalibrationRecord& r) {
   j["software"] = sw;
   j["date"] = r.date;
   j["source"] = r.source;
+<<<<<<< HEAD
   if (!r.written_at.empty()) j["written_at"] = r.written_at;
+=======
+  if (!r.entry.empty()) j["entry"] = r.entry;
+>>>>>>> wip-b200
   return j.dump();
 }
 

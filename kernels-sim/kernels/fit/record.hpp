@@ -32,12 +32,18 @@ struct GpuInfo {
 };
 
 struct CalibrationRecord {
-  std::string kernel;                         // one of known_kernel_names()
-  std::string dtype;                          // "bf16", "fp8_tensor", "fp8_block128", "mxfp8", "fp32", ...
-  std::string variant;                        // free-form qualifier: "balanced", "skewed", "softmax", ...; may be empty
-  std::string implementation;                 // what ran ("cuBLASLt ...", a stand-in kernel); may be empty
-  bool stand_in = false;                      // a hand-written stand-in for a production (Transformer Engine) kernel
-  std::optional<bool> fast_accum;             // FP8 GEMMs: cuBLASLt fast accumulation on or off; absent = n/a
+  std::string kernel;              // one of known_kernel_names()
+  std::string dtype;               // "bf16", "fp8_tensor", "fp8_block128", "mxfp8", "fp32", ...
+  std::string variant;             // free-form qualifier: "balanced", "skewed", "softmax", ...; may be empty
+  std::string implementation;      // what ran ("cuBLASLt ...", a stand-in kernel); may be empty
+  bool stand_in = false;           // a hand-written stand-in for a production (Transformer Engine) kernel
+  std::optional<bool> fast_accum;  // FP8 GEMMs: cuBLASLt fast accumulation on or off; absent = n/a
+  // GEMMs: which pass of a linear layer the call is ("fwd", "dgrad", "wgrad"); empty = not stated (read as a
+  // forward). A data or weight gradient is a family of its own when given (features.hpp, family_dtype).
+  std::string pass;
+  // Grouped GEMMs: the group ran as one GEMM kernel per group (Transformer Engine's GroupedLinear loop of cuBLAS
+  // calls over streams) rather than one grouped kernel; a family of its own ("+per_expert").
+  bool per_expert_kernels = false;
   std::string skipped;                        // non-empty: the configuration was not timed, and why (no time_us)
   std::map<std::string, std::int64_t> shape;  // named sizes: m, n, k, tokens, hidden, heads, ...
   std::vector<std::int64_t> groups;           // grouped GEMM: rows per group (expert); empty otherwise
@@ -50,9 +56,13 @@ struct CalibrationRecord {
   std::map<std::string, std::string> other_software;  // cublas, cudnn, torch, python versions, when given
   std::string date;                                   // ISO 8601 date of the measurement
   std::string source;  // who measured: "kernels-sim/cuda moesim_calib", or the trace's provenance
+<<<<<<< HEAD
   // UTC time the line was written ("2026-12-04T03:01:02.123Z"), to match clocks.csv samples to records; may be
   // empty (traces, older runs). Kept as data: the fitter does not use it.
   std::string written_at;
+=======
+  std::string entry;   // where in the source this figure is (a published table's key); may be empty
+>>>>>>> wip-b200
 
   std::string location;  // "file:line" the record was read from (not written)
 
