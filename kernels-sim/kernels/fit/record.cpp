@@ -137,11 +137,8 @@ CalibrationRecord read_record(ObjectReader& r) {
     }
   rec.date = r.string("date");
   rec.source = r.string("source");
-<<<<<<< HEAD
   rec.written_at = r.string_or("written_at", "");
-=======
   rec.entry = r.string_or("entry", "");
->>>>>>> wip-b200
   return rec;
 }
 
@@ -322,11 +319,8 @@ std::string to_jsonl(const CalibrationRecord& r) {
   j["software"] = sw;
   j["date"] = r.date;
   j["source"] = r.source;
-<<<<<<< HEAD
   if (!r.written_at.empty()) j["written_at"] = r.written_at;
-=======
   if (!r.entry.empty()) j["entry"] = r.entry;
->>>>>>> wip-b200
   return j.dump();
 }
 

@@ -56,13 +56,10 @@ struct CalibrationRecord {
   std::map<std::string, std::string> other_software;  // cublas, cudnn, torch, python versions, when given
   std::string date;                                   // ISO 8601 date of the measurement
   std::string source;  // who measured: "kernels-sim/cuda moesim_calib", or the trace's provenance
-<<<<<<< HEAD
   // UTC time the line was written ("2026-12-04T03:01:02.123Z"), to match clocks.csv samples to records; may be
   // empty (traces, older runs). Kept as data: the fitter does not use it.
   std::string written_at;
-=======
   std::string entry;   // where in the source this figure is (a published table's key); may be empty
->>>>>>> wip-b200
 
   std::string location;  // "file:line" the record was read from (not written)
 
