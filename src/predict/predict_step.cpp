@@ -37,17 +37,18 @@ std::string layout_summary(const layout::Layout& l) {
   if (l.cp > 1) s += " CP" + std::to_string(l.cp);
   s += " EP" + std::to_string(l.ep);
   if (l.etp > 1) s += " ETP" + std::to_string(l.etp);
-  s += (l.fsdp ? " FSDP" : " DP") + std::to_string(l.dp()) + " MBS" + std::to_string(l.mbs) + " GBS" +
-       std::to_string(l.gbs) + " seq" + std::to_string(l.seq) + " " + std::string(layout::to_string(l.precision)) +
-       (l.fp8_attention ? " (fp8 attention)" : "") + " " + std::string(layout::to_string(l.dispatcher)) +
-       ", recompute " + l.recompute.to_string() + ", cuda graph " +
-       layout::cuda_graph_text(l.cuda_graph, l.cuda_graph_scopes) + (l.a2a_overlap ? ", a2a overlap" : "") +
-       (l.schedule != layout::Schedule::auto_ ? ", schedule " + std::string(layout::to_string(l.schedule)) : "") +
-       (l.delay_wgrad.value_or(false) ? ", wgrad delayed" : "") +
-       (l.align_param_gather ? (*l.align_param_gather ? ", param gather aligned" : ", param gather on first use") : "") +
-       (l.moe_shared_expert_overlap ? ", shared expert overlap" : "") + (l.tp_comm_overlap ? ", tp comm overlap" : "") +
-       (l.uses_fused_grouped_mlp() ? ", fused grouped MLP" : "") + (l.mtp > 0 ? ", MTP " + std::to_string(l.mtp) : "") +
-       ", TE " + layout::to_string(l.te_version) + (l.cpu_binding ? "" : ", CPUs unbound");
+  s +=
+      (l.fsdp ? " FSDP" : " DP") + std::to_string(l.dp()) + " MBS" + std::to_string(l.mbs) + " GBS" +
+      std::to_string(l.gbs) + " seq" + std::to_string(l.seq) + " " + std::string(layout::to_string(l.precision)) +
+      (l.fp8_attention ? " (fp8 attention)" : "") + " " + std::string(layout::to_string(l.dispatcher)) +
+      ", recompute " + l.recompute.to_string() + ", cuda graph " +
+      layout::cuda_graph_text(l.cuda_graph, l.cuda_graph_scopes) + (l.a2a_overlap ? ", a2a overlap" : "") +
+      (l.schedule != layout::Schedule::auto_ ? ", schedule " + std::string(layout::to_string(l.schedule)) : "") +
+      (l.delay_wgrad.value_or(false) ? ", wgrad delayed" : "") +
+      (l.align_param_gather ? (*l.align_param_gather ? ", param gather aligned" : ", param gather on first use") : "") +
+      (l.moe_shared_expert_overlap ? ", shared expert overlap" : "") + (l.tp_comm_overlap ? ", tp comm overlap" : "") +
+      (l.uses_fused_grouped_mlp() ? ", fused grouped MLP" : "") + (l.mtp > 0 ? ", MTP " + std::to_string(l.mtp) : "") +
+      ", TE " + layout::to_string(l.te_version) + (l.cpu_binding ? "" : ", CPUs unbound");
   return s;
 }
 

@@ -59,7 +59,7 @@ struct CalibrationRecord {
   // UTC time the line was written ("2026-12-04T03:01:02.123Z"), to match clocks.csv samples to records; may be
   // empty (traces, older runs). Kept as data: the fitter does not use it.
   std::string written_at;
-  std::string entry;   // where in the source this figure is (a published table's key); may be empty
+  std::string entry;  // where in the source this figure is (a published table's key); may be empty
 
   std::string location;  // "file:line" the record was read from (not written)
 
