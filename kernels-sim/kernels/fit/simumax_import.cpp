@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/object_reader.hpp"
 #include "core/did_you_mean.hpp"
 #include "core/error.hpp"
 
@@ -22,19 +23,6 @@ struct Section {
   std::vector<std::string> fields;  // the key's fields the conversion reads
   std::vector<std::string> known;   // every field SimuMax writes into such a key (for did-you-mean)
 };
-
-std::string escape_pointer(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~')
-      out += "~0";
-    else if (c == '/')
-      out += "~1";
-    else
-      out += c;
-  }
-  return out;
-}
 
 // "b=1, m=4096, k=8192, ..." -> {b: 1, m: 4096, ...}. Returns the problem, or "" when the key reads.
 std::string parse_key(const std::string& key, const Section& s, Fields& out) {
@@ -233,7 +221,7 @@ SimumaxImport import_simumax_system(const std::string& text, const std::string& 
       diags.add(name, s.pointer + "/tflops",
                 "peak " + t->dump() + " differs from matmul's " + peak->dump() + ": one peak per file is assumed");
     for (auto e = it->begin(); e != it->end(); ++e) {
-      const std::string where = table_ptr + "/" + escape_pointer(e.key());
+      const std::string where = config::append_pointer(table_ptr, e.key());
       if (!e->is_number() || !(e->get<double>() > 0) || !std::isfinite(e->get<double>())) {
         diags.add(name, where, "expected a positive efficiency (achieved / peak TFLOPS), got " + e->dump());
         continue;
