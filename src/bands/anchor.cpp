@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/text.hpp"
+#include "validate/validation.hpp"
 
 namespace moesim::bands {
 namespace {
@@ -17,15 +18,6 @@ std::map<std::string, std::vector<double>> groups_of(const std::vector<ErrorRow>
   for (const auto& r : rows)
     if (!r.group.empty() && std::isfinite(r.time_log_error)) g[r.group].push_back(r.time_log_error);
   return g;
-}
-
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const auto hi = std::min(v.size() - 1, lo + 1);
-  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
 }  // namespace
@@ -83,10 +75,10 @@ AnchorStudy anchor_study(const std::vector<ErrorRow>& rows, const BandOptions& o
       }
     }
   }
-  s.median_abs_pct = quantile(plain, 0.5);
-  s.p90_abs_pct = quantile(plain, 0.9);
-  s.anchored_median_abs_pct = quantile(anchored, 0.5);
-  s.anchored_p90_abs_pct = quantile(anchored, 0.9);
+  s.median_abs_pct = validate::percentile(plain, 0.5);
+  s.p90_abs_pct = validate::percentile(plain, 0.9);
+  s.anchored_median_abs_pct = validate::percentile(anchored, 0.5);
+  s.anchored_p90_abs_pct = validate::percentile(anchored, 0.9);
   return s;
 }
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/text.hpp"
+#include "validate/validation.hpp"
 
 namespace moesim::bands {
 namespace {
@@ -20,13 +21,7 @@ struct Accumulator {
     high.push_back(100 * (std::exp(-b.lo_log) - 1));
   }
   CoverageCell cell(const std::string& group) const {
-    auto median = [](std::vector<double> v) {
-      if (v.empty()) return 0.0;
-      std::sort(v.begin(), v.end());
-      const std::size_t m = v.size() / 2;
-      return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-    };
-    return {group, rows, inside, median(low), median(high)};
+    return {group, rows, inside, validate::percentile(low, 0.5), validate::percentile(high, 0.5)};
   }
 };
 

@@ -20,13 +20,6 @@ const std::vector<std::string>& columns() {
   return c;
 }
 
-std::string quoted(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return q + "\"";
-}
-
 }  // namespace
 
 MetricSense metric_sense(const std::string& metric) {
@@ -54,9 +47,9 @@ std::string to_csv(const std::vector<ErrorRow>& rows) {
   for (std::size_t i = 0; i < columns().size(); ++i) o << (i ? "," : "") << columns()[i];
   o << "\n";
   for (const auto& r : rows) {
-    o << quoted(r.table) << "," << quoted(r.id) << "," << quoted(r.source) << "," << quoted(r.metric) << ","
-      << quoted(r.group);
-    for (const auto& v : r.features.values) o << "," << quoted(v);
+    o << config::csv_cell(r.table) << "," << config::csv_cell(r.id) << "," << config::csv_cell(r.source) << ","
+      << config::csv_cell(r.metric) << "," << config::csv_cell(r.group);
+    for (const auto& v : r.features.values) o << "," << config::csv_cell(v);
     o << "," << fixed_decimals(r.measured, 6) << "," << fixed_decimals(r.predicted, 6) << ","
       << fixed_decimals(r.time_log_error, 6) << "\n";
   }

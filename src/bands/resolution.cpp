@@ -1,5 +1,6 @@
 #include "bands/resolution.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -27,23 +28,31 @@ std::map<std::string, std::vector<LogTimes>> sweep_groups(const std::vector<Erro
 
 }  // namespace
 
-double chance_truly_faster(const std::vector<ErrorRow>& rows, double log_gap) {
-  double above = 0;
-  int n = 0;
+std::vector<double> sweep_pair_differences(const std::vector<ErrorRow>& rows) {
+  std::vector<double> d;
   for (const auto& [g, t] : sweep_groups(rows))
     for (std::size_t i = 0; i < t.size(); ++i)
-      for (std::size_t j = 0; j < t.size(); ++j) {
-        if (i == j) continue;
-        // d = e_i - e_j with e = predicted - measured (log time).
-        const double d = (t[i].predicted - t[i].measured) - (t[j].predicted - t[j].measured);
-        above += d > log_gap ? 1.0 : d == log_gap ? 0.5 : 0.0;
-        ++n;
-      }
-  return n ? above / n : 0.5;
+      for (std::size_t j = 0; j < t.size(); ++j)
+        if (i != j) d.push_back((t[i].predicted - t[i].measured) - (t[j].predicted - t[j].measured));
+  std::sort(d.begin(), d.end());
+  return d;
+}
+
+double chance_truly_faster(const std::vector<double>& sorted_differences, double log_gap) {
+  if (sorted_differences.empty()) return 0.5;
+  const auto& d = sorted_differences;
+  const auto above = d.end() - std::upper_bound(d.begin(), d.end(), log_gap);
+  const auto ties = std::upper_bound(d.begin(), d.end(), log_gap) - std::lower_bound(d.begin(), d.end(), log_gap);
+  return (static_cast<double>(above) + 0.5 * static_cast<double>(ties)) / static_cast<double>(d.size());
+}
+
+double chance_truly_faster(const std::vector<ErrorRow>& rows, double log_gap) {
+  return chance_truly_faster(sweep_pair_differences(rows), log_gap);
 }
 
 std::vector<OrderBucket> order_by_gap(const std::vector<ErrorRow>& rows) {
   std::vector<OrderBucket> b{{0, 2}, {2, 5}, {5, 10}, {10, 20}, {20, 1e9}};
+  const auto differences = sweep_pair_differences(rows);
   for (const auto& [g, t] : sweep_groups(rows))
     for (std::size_t i = 0; i < t.size(); ++i)
       for (std::size_t j = i + 1; j < t.size(); ++j) {
@@ -54,7 +63,7 @@ std::vector<OrderBucket> order_by_gap(const std::vector<ErrorRow>& rows) {
           if (pct >= k.gap_lo_pct && pct < k.gap_hi_pct) {
             ++k.pairs;
             k.right += (gap > 0) == (t[i].measured > t[j].measured);
-            k.expected_right += 1 - chance_truly_faster(rows, std::abs(gap));
+            k.expected_right += 1 - chance_truly_faster(differences, std::abs(gap));
           }
       }
   return b;

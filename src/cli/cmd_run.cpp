@@ -1,6 +1,7 @@
 // moesim run: simulate one training step of a case and print the step report. `--gpus A,B,C` (optionally with
 // `--gbs` of the same length) runs the case at each GPU count and prints a scaling table instead.
 #include <fstream>
+#include <optional>
 #include <ostream>
 
 #include <CLI/CLI.hpp>
@@ -39,15 +40,17 @@ void set_given(LayoutFlags& flags, const std::string& key, const std::string& va
     if (g.key == key) g.values = {value};
 }
 
+// `bands` is made at the first point (the error table read and the anchor rows predicted once for the table).
 report::ScalingPoint scaling_point(const CaseFlags& flags, const RoutingFlags& routing, const FabricFlags& fabric,
-                                   const BandFlags& band, const Context& ctx) {
+                                   const BandFlags& band, std::optional<BandAttacher>& bands, const Context& ctx) {
   auto prepared = prepare_flags(flags, ctx);
   apply_routing_flags(routing, prepared);
   apply_fabric_flags(fabric, prepared);
   const auto& l = prepared.c.layout;
   report::ScalingPoint p;
   p.report = predict::predict_step(prepared.c, prepared.options).report;
-  BandAttacher(band, ctx, prepared.options).attach(p.report, prepared.c);
+  if (!bands) bands.emplace(band, ctx, prepared.options);
+  bands->attach(p.report, prepared.c);
   p.gbs = l.gbs;
   p.micro_batches = l.gbs / (l.mbs * l.dp());
   return p;
@@ -60,11 +63,12 @@ void run_scaling(const CaseFlags& base, const RoutingFlags& routing, const Fabri
   if (!gbs.empty() && gbs.size() != gpus.size())
     throw UsageError("--gbs: give one value, or as many as --gpus (" + std::to_string(gpus.size()) + ")");
   std::vector<report::ScalingPoint> points;
+  std::optional<BandAttacher> bands;
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     CaseFlags flags = base;
     set_given(flags.layout, "gpus", gpus[i]);
     if (!gbs.empty()) set_given(flags.layout, "gbs", gbs[i]);
-    points.push_back(scaling_point(flags, routing, fabric, band, ctx));
+    points.push_back(scaling_point(flags, routing, fabric, band, bands, ctx));
   }
   if (!json) {
     ctx.out << report::scaling_table(points);

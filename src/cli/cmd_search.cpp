@@ -78,14 +78,15 @@ std::string bool_pins(const std::string& flag, const std::vector<std::string>& v
 std::vector<double> resolution(const search::SearchResult& r, const Context& ctx) {
   const auto file = bands::error_table_path(config::data_dir(ctx.data_dir));
   if (r.ranking.empty() || !std::filesystem::exists(file)) return {};
-  const auto rows = bands::read_error_table(file);
+  const auto differences = bands::sweep_pair_differences(bands::read_error_table(file));
   const auto time = [](const search::RankedLayout& l) {
     return l.simulated ? l.simulated->step_time_s : l.estimate.step_time_s;
   };
   std::vector<double> chances;
   for (const auto& l : r.ranking)
-    chances.push_back(
-        &l == &r.ranking.front() ? 0.5 : bands::chance_truly_faster(rows, std::log(time(l) / time(r.ranking[0]))));
+    chances.push_back(&l == &r.ranking.front()
+                          ? 0.5
+                          : bands::chance_truly_faster(differences, std::log(time(l) / time(r.ranking[0]))));
   return chances;
 }
 

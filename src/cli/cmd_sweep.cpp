@@ -24,6 +24,7 @@
 
 #include "cli/context.hpp"
 #include "cli/opt_case.hpp"
+#include "config/csv_table.hpp"
 #include "core/did_you_mean.hpp"
 #include "core/error.hpp"
 #include "core/parallel_map.hpp"
@@ -163,13 +164,6 @@ PointResult run_point(const CaseFlags& base, const std::vector<Axis>& axes, cons
   return out;
 }
 
-std::string csv_cell(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string q = "\"";
-  for (char ch : text) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return q + "\"";
-}
-
 std::string number(double v) {
   std::ostringstream s;
   s.precision(10);
@@ -188,7 +182,7 @@ std::string sweep_csv(const std::vector<Axis>& axes, const std::vector<PointResu
   }
   static const char* const kMemoryParts[] = {"weights", "gradients", "optimizer", "activations", "buffers", "total"};
   std::ostringstream out;
-  for (const auto& a : axes) out << csv_cell("vary." + a.key) << ",";
+  for (const auto& a : axes) out << config::csv_cell("vary." + a.key) << ",";
   out << "status,reason,model,system,gpus,layout,step_time_s,tokens_per_s_per_gpu,tflops_per_gpu,mfu,memory_max_GiB,"
          "usable_hbm_GiB,flops_per_token,flops_convention,critical_pp_rank,kernel_cost_model";
   for (const auto& k : breakdown_keys) out << ",time_" << k << "_s";
@@ -199,17 +193,17 @@ std::string sweep_csv(const std::vector<Axis>& axes, const std::vector<PointResu
     const auto idx = point_indices(axes, i);
     const auto& p = points[i];
     const auto& r = p.report;
-    for (std::size_t a = 0; a < axes.size(); ++a) out << csv_cell(axes[a].values[idx[a]]) << ",";
-    out << p.status << "," << csv_cell(p.reason);
+    for (std::size_t a = 0; a < axes.size(); ++a) out << config::csv_cell(axes[a].values[idx[a]]) << ",";
+    out << p.status << "," << config::csv_cell(p.reason);
     if (p.status != "ok") {
       out << std::string(14 + breakdown_keys.size() + 6 * stages, ',') << "\n";
       continue;
     }
-    out << "," << csv_cell(r.model) << "," << csv_cell(r.system) << "," << r.gpus << "," << csv_cell(r.layout_summary)
-        << "," << number(r.step_time_s) << "," << number(r.tokens_per_s_per_gpu) << "," << number(r.tflops_per_gpu)
-        << "," << number(r.mfu) << "," << number(r.memory_max_GiB) << "," << number(r.usable_hbm_GiB) << ","
-        << number(r.flops_per_token) << "," << r.flops_convention << "," << r.critical_pp_rank << ","
-        << csv_cell(r.kernel_cost_model);
+    out << "," << config::csv_cell(r.model) << "," << config::csv_cell(r.system) << "," << r.gpus << ","
+        << config::csv_cell(r.layout_summary) << "," << number(r.step_time_s) << "," << number(r.tokens_per_s_per_gpu)
+        << "," << number(r.tflops_per_gpu) << "," << number(r.mfu) << "," << number(r.memory_max_GiB) << ","
+        << number(r.usable_hbm_GiB) << "," << number(r.flops_per_token) << "," << r.flops_convention << ","
+        << r.critical_pp_rank << "," << config::csv_cell(r.kernel_cost_model);
     for (const auto& k : breakdown_keys) {
       const auto it = r.breakdown.find(k);
       out << "," << (it == r.breakdown.end() ? "" : number(it->second));

@@ -85,4 +85,11 @@ CsvTable read_csv(const std::filesystem::path& path) {
   return parse_csv(ss.str(), path.string());
 }
 
+std::string csv_cell(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string q = "\"";
+  for (char ch : text) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return q + "\"";
+}
+
 }  // namespace moesim::config

@@ -20,4 +20,8 @@ struct CsvTable {
 CsvTable parse_csv(const std::string& text, const std::string& file);
 CsvTable read_csv(const std::filesystem::path& path);
 
+// One field as a CSV writer puts it: as it is, or in quotes with inner quotes doubled when it holds a comma, a
+// quote or a newline (what parse_csv reads back).
+std::string csv_cell(const std::string& text);
+
 }  // namespace moesim::config

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/text.hpp"
+#include "validate/validation.hpp"
 
 namespace moesim::search {
 namespace {
@@ -52,7 +53,7 @@ std::string verification_line(const SearchResult& r) {
       << r.verify_requested << ")";
   o << ", ranked by the engine; estimate vs engine on them: ";
   std::sort(err.begin(), err.end());
-  const double median = err.size() % 2 ? err[err.size() / 2] : (err[err.size() / 2 - 1] + err[err.size() / 2]) / 2;
+  const double median = validate::percentile(err, 0.5);
   o << "median " << (median >= 0 ? "+" : "") << fixed_decimals(median, 1) << " %, range "
     << fixed_decimals(err.front(), 1) << " .. " << fixed_decimals(err.back(), 1) << " %\n";
   return o.str();
