@@ -12,10 +12,13 @@
 //   nic.bandwidth_GBps, nic.latency_ns,  (topologies/parts/), e.g. nic.bandwidth_GBps=25,50,100 for 200G, 400G,
 //   nics_per_gpu                         800G NICs
 // Values are separated by ',' or, when any value holds a comma (a pp_layout), by ';'.
+// Each row carries the error band of its point (--band, default 80 %; bands/band.hpp) and, with --anchor, the
+// point scaled by the anchor's factor with its anchored band, as run does.
 #include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <sstream>
@@ -23,6 +26,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/context.hpp"
+#include "cli/opt_band.hpp"
 #include "cli/opt_case.hpp"
 #include "config/csv_table.hpp"
 #include "core/did_you_mean.hpp"
@@ -126,7 +130,7 @@ std::string first_line(const std::string& text) {
 }
 
 PointResult run_point(const CaseFlags& base, const std::vector<Axis>& axes, const std::vector<std::size_t>& idx,
-                      const Context& ctx, bool estimate) {
+                      const Context& ctx, bool estimate, const BandAttacher& bands) {
   PointResult out;
   try {
     CaseFlags flags = base;
@@ -156,6 +160,7 @@ PointResult run_point(const CaseFlags& base, const std::vector<Axis>& axes, cons
     o.flops_convention = flops_convention(flags);
     o.params = params.step;
     out.report = estimate ? estimate::estimate_step(c, o) : predict::predict_step(c, o).report;
+    bands.attach(out.report, c);
   } catch (const Error& e) {
     if (e.code() == ExitCode::internal) throw;  // a bug stops the sweep (exit 4), as in run
     out.status = e.code() == ExitCode::infeasible ? "infeasible" : e.code() == ExitCode::usage ? "usage" : "bad input";
@@ -173,7 +178,7 @@ std::string number(double v) {
 
 // The CSV: the varied keys (as vary.KEY, apart from the report's own gpus, model, ...), status and reason, then the StepReport's fields; breakdown and per-stage memory
 // columns are the union over the points (empty where a point has none).
-std::string sweep_csv(const std::vector<Axis>& axes, const std::vector<PointResult>& points) {
+std::string sweep_csv(const std::vector<Axis>& axes, const std::vector<PointResult>& points, bool anchored) {
   std::set<std::string> breakdown_keys;
   std::size_t stages = 0;
   for (const auto& p : points) {
@@ -184,7 +189,9 @@ std::string sweep_csv(const std::vector<Axis>& axes, const std::vector<PointResu
   std::ostringstream out;
   for (const auto& a : axes) out << config::csv_cell("vary." + a.key) << ",";
   out << "status,reason,model,system,gpus,layout,step_time_s,tokens_per_s_per_gpu,tflops_per_gpu,mfu,memory_max_GiB,"
-         "usable_hbm_GiB,flops_per_token,flops_convention,critical_pp_rank,kernel_cost_model";
+         "usable_hbm_GiB,flops_per_token,flops_convention,critical_pp_rank,kernel_cost_model,band_coverage,"
+         "step_time_low_s,step_time_high_s,tokens_per_s_per_gpu_low,tokens_per_s_per_gpu_high";
+  if (anchored) out << ",anchor_time_factor,anchored_step_time_s,anchored_step_time_low_s,anchored_step_time_high_s";
   for (const auto& k : breakdown_keys) out << ",time_" << k << "_s";
   for (std::size_t s = 0; s < stages; ++s)
     for (const char* part : kMemoryParts) out << ",mem_pp" << s << "_" << part << "_GiB";
@@ -196,7 +203,7 @@ std::string sweep_csv(const std::vector<Axis>& axes, const std::vector<PointResu
     for (std::size_t a = 0; a < axes.size(); ++a) out << config::csv_cell(axes[a].values[idx[a]]) << ",";
     out << p.status << "," << config::csv_cell(p.reason);
     if (p.status != "ok") {
-      out << std::string(14 + breakdown_keys.size() + 6 * stages, ',') << "\n";
+      out << std::string(19 + (anchored ? 4 : 0) + breakdown_keys.size() + 6 * stages, ',') << "\n";
       continue;
     }
     out << "," << config::csv_cell(r.model) << "," << config::csv_cell(r.system) << "," << r.gpus << ","
@@ -204,6 +211,18 @@ std::string sweep_csv(const std::vector<Axis>& axes, const std::vector<PointResu
         << "," << number(r.tflops_per_gpu) << "," << number(r.mfu) << "," << number(r.memory_max_GiB) << ","
         << number(r.usable_hbm_GiB) << "," << number(r.flops_per_token) << "," << r.flops_convention << ","
         << r.critical_pp_rank << "," << config::csv_cell(r.kernel_cost_model);
+    // A point without a band (no error table, --band 0) leaves its band cells empty.
+    if (r.band)
+      out << "," << number(r.band->coverage) << "," << number(r.band->step_time_low_s) << ","
+          << number(r.band->step_time_high_s) << "," << number(r.band->tokens_per_s_per_gpu_low) << ","
+          << number(r.band->tokens_per_s_per_gpu_high);
+    else
+      out << ",,,,,";
+    if (anchored && r.anchored)
+      out << "," << number(r.anchored->time_factor) << "," << number(r.anchored->step_time_s) << ","
+          << number(r.anchored->band.step_time_low_s) << "," << number(r.anchored->band.step_time_high_s);
+    else if (anchored)
+      out << ",,,,";
     for (const auto& k : breakdown_keys) {
       const auto it = r.breakdown.find(k);
       out << "," << (it == r.breakdown.end() ? "" : number(it->second));
@@ -231,6 +250,7 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
     std::string csv;
     int jobs = 0;
     bool estimate = false;
+    BandFlags band;
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand(
@@ -248,6 +268,7 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
   sub->add_flag("--estimate", args->estimate,
                 "Each point by the closed-form estimate (`moesim estimate`) instead of the engine: faster, within a "
                 "few % of it (estimate --agreement); a point it does not cover is a row with the reason");
+  add_band_flags(*sub, args->band);
   sub->callback([&ctx, args] {
     std::vector<Axis> axes;
     std::size_t n = 1;
@@ -261,14 +282,20 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
       file.open(args->csv);
       if (!file) throw UsageError("--csv: cannot write " + args->csv);
     }
+    // The anchor rows are predicted with the base case's kernel model and --param values, as run does; the case
+    // (kept alive: its options point at its kernel model) is prepared only when there is an anchor.
+    std::optional<PreparedFlags> base;
+    std::ostringstream quiet;
+    if (!args->band.anchor.empty()) base.emplace(prepare_flags(args->flags, Context{quiet, quiet, ctx.data_dir}));
+    const BandAttacher bands(args->band, ctx, base ? base->options : predict::PredictOptions{});
     core::Progress bar("sweep", n);
     const auto points = parallel_map<PointResult>(n, args->jobs, [&](std::size_t i) {
-      auto r = run_point(args->flags, axes, point_indices(axes, i), ctx, args->estimate);
+      auto r = run_point(args->flags, axes, point_indices(axes, i), ctx, args->estimate, bands);
       bar.advance();
       return r;
     });
     bar.finish();
-    const std::string text = sweep_csv(axes, points);
+    const std::string text = sweep_csv(axes, points, bands.anchor().has_value());
     if (args->csv.empty()) {
       ctx.out << text;
       return;

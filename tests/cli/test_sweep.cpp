@@ -86,3 +86,26 @@ TEST_CASE("sweep --estimate: the closed form per point, close to the engine's ro
     CHECK(cell(t, i, "step_time_s") == doctest::Approx(cell(engine, i, "step_time_s")).epsilon(0.08));
   }
 }
+
+TEST_CASE("sweep: each point carries its error band, and with --anchor the anchored step") {
+  const auto r = run_cli(
+      sweep({"--vary", "seq=1024,2048", "--anchor", std::string(MOESIM_FIXTURES_DIR) + "/cli/validate_3rows.csv"}));
+  REQUIRE(r.code == 0);
+  const auto t = table(r);
+  REQUIRE(t.rows.size() == 2);
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    CHECK(cell(t, i, "band_coverage") == doctest::Approx(0.8));
+    CHECK(cell(t, i, "step_time_low_s") < cell(t, i, "step_time_s"));
+    CHECK(cell(t, i, "step_time_high_s") > cell(t, i, "step_time_s"));
+    // The throughput interval is the time interval turned over.
+    CHECK(cell(t, i, "tokens_per_s_per_gpu_low") < cell(t, i, "tokens_per_s_per_gpu"));
+    // One factor for the whole sweep: the anchored time is the predicted time times it.
+    CHECK(cell(t, i, "anchored_step_time_s") ==
+          doctest::Approx(cell(t, i, "step_time_s") * cell(t, 0, "anchor_time_factor")));
+    CHECK(cell(t, i, "anchored_step_time_low_s") < cell(t, i, "anchored_step_time_s"));
+  }
+  // --band 0: no band cells, no anchored columns without --anchor.
+  const auto none = table(run_cli(sweep({"--vary", "seq=1024", "--band", "0"})));
+  CHECK(none.rows.at(0).at("band_coverage").empty());
+  CHECK(none.rows.at(0).count("anchored_step_time_s") == 0);
+}
