@@ -24,12 +24,14 @@ report::ErrorBand band_of(const Band& b, const report::StepReport& r) {
 
 }  // namespace
 
-void attach_band(report::StepReport& r, const predict::Case& c, const std::vector<ErrorRow>& rows,
-                 const BandOptions& options) {
-  const Band b = band_for(features_of(c, "", ""), rows, options);
-  if (!b.valid()) return;
+Band attach_band(report::StepReport& r, const predict::Case& c, const std::vector<ErrorRow>& rows,
+                 const BandOptions& options, std::string_view framework, const std::string& exclude_source) {
+  const Band b = band_for(features_of(c, framework, ""), rows, options, exclude_source);
+  if (!b.valid()) return b;
   r.band = band_of(b, r);
-  r.band->basis = b.basis() + " (docs/accuracy.md, \"Error bands\")";
+  r.band->basis = b.basis() + (exclude_source.empty() ? "" : ", none from this row's source") +
+                  " (docs/accuracy.md, \"Error bands\")";
+  return b;
 }
 
 void attach_anchor(report::StepReport& r, const Anchor& anchor, const std::vector<ErrorRow>& rows,

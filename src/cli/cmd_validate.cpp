@@ -5,6 +5,8 @@
 #include <ostream>
 
 #include <CLI/CLI.hpp>
+#include "bands/attach.hpp"
+#include "bands/error_table.hpp"
 #include "cli/context.hpp"
 #include "cli/opt_case.hpp"
 #include "config/csv_table.hpp"
@@ -50,8 +52,25 @@ void explain_row(Context& ctx, const config::CsvTable& table, const validate::Re
       if (!f) throw UsageError("--trace: cannot write " + trace);
       report::write_chrome_trace(f, p.workload->graph, *p.result);
     }
+    // The 80 % band as a user's case would get it, built without the rows of this row's own source (as the
+    // coverage check does), and whether it holds the measured value.
+    auto shown = p.report;
+    std::string verdict;
+    const auto errors = bands::error_table_path(config::data_dir(ctx.data_dir));
+    if (std::filesystem::exists(errors)) {
+      auto cell = [&](const char* column) { return row.count(column) ? row.at(column) : std::string(); };
+      const auto band = bands::attach_band(shown, *rc.c, bands::read_error_table(errors), bands::BandOptions{},
+                                           cell("framework"), bands::source_key(cell("source")));
+      const auto sense = bands::metric_sense(rc.metric);
+      const double predicted = rc.value_of(p.report);
+      if (band.valid() && sense != bands::MetricSense::none && rc.measured > 0 && predicted > 0)
+        verdict = std::string("  measured value ") +
+                  (band.contains_time_log_error(bands::time_log_error(sense, rc.measured, predicted)) ? "inside"
+                                                                                                      : "OUTSIDE") +
+                  " the 80 % band\n";
+    }
     ctx.out << report::explained_row_line(id, rc.metric, rc.measured, rc.value_of(p.report));
-    ctx.out << report::to_table(p.report) << "  kernel model: " << kernel_why << "\n";
+    ctx.out << report::to_table(shown) << verdict << "  kernel model: " << kernel_why << "\n";
     return;
   }
   throw ConfigError({{table.file, "", "no row with id \"" + id + "\"" + did_you_mean(id, ids)}});

@@ -10,7 +10,7 @@ namespace {
 const std::string kAnchor = std::string(MOESIM_FIXTURES_DIR) + "/cli/validate_3rows.csv";
 std::vector<std::string> qwen(const std::string& command, std::vector<std::string> extra) {
   std::vector<std::string> args{command, "--model", "qwen3-30b-a3b", "--system", "dgx-h100", "--gpus", "16",
-                                "--ep",  "16",    "--gbs",         "32",       "--seq",    "1024"};
+                                "--ep",  "16",      "--gbs",         "32",       "--seq",    "1024"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -43,4 +43,14 @@ TEST_CASE("--band: a wider coverage is a wider band; 0 removes it; out of range 
   CHECK(wide["band"]["step_time_s"][1].get<double>() >= narrow["band"]["step_time_s"][1].get<double>());
   CHECK(!at("0").contains("band"));
   CHECK(run_cli(qwen("run", {"--band", "1.5"})).code == 1);
+}
+
+TEST_CASE("validate --explain: the row's band is built without its own source and says whether it holds the value") {
+  const auto r =
+      run_cli({"validate", "--csv", std::string(MOESIM_MEASUREMENTS_DIR) + "/groundtruth.csv", "--explain", "GT032"});
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("80 % band") != std::string::npos);
+  CHECK(r.out.find("none from this row's source") != std::string::npos);
+  CHECK((r.out.find("measured value inside") != std::string::npos ||
+         r.out.find("measured value OUTSIDE") != std::string::npos));
 }
