@@ -15,7 +15,9 @@
 #include "bands/attach.hpp"
 #include "bands/resolution.hpp"
 #include "cli/context.hpp"
+#include "cli/opt_band.hpp"
 #include "cli/opt_case.hpp"
+#include "cli/opt_search_bands.hpp"
 #include "config/data_dir.hpp"
 #include "core/error.hpp"
 #include "core/progress.hpp"
@@ -110,8 +112,9 @@ std::string resolution_text(const std::vector<double>& chances) {
   std::sort(close.begin(), close.end(), [&](std::size_t a, std::size_t b) { return chances[a] > chances[b]; });
   o << "\n  worth measuring: rank 1";
   for (std::size_t k = 0; k < close.size() && k < 2; ++k) o << ", rank " << close[k] + 1;
-  o << " (Megatron arguments above). Measured steps given as --anchor FILE to `run` fix the level of the "
-       "predictions; a single factor leaves their order as it is\n";
+  o << " (Megatron arguments above). Give their measured steps as `search --anchor FILE` (validation schema): "
+       "they fix the level of every prediction and show beside the layouts they measured; one factor leaves the "
+       "order as it is, the measurements do not\n";
   return o.str();
 }
 
@@ -124,6 +127,7 @@ void add_search_command(CLI::App& app, Context& ctx) {
     std::string shard;
     std::string csv;
     bool json = false;
+    BandFlags band;
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand(
@@ -145,6 +149,7 @@ void add_search_command(CLI::App& app, Context& ctx) {
   sub->add_option("--shard", args->shard, "Evaluate only shard i of n (i/n, 0-based); combine with `moesim merge`");
   sub->add_option("--csv", args->csv, "Also write the ranking as CSV to FILE");
   sub->add_flag("--json", args->json, "Print the result as JSON (what `moesim merge` reads)");
+  add_band_flags(*sub, args->band);
   sub->callback([&ctx, args] {
     search::SpacePins pins;
     LayoutFlags base_flags = args->flags.layout;
@@ -199,13 +204,15 @@ void add_search_command(CLI::App& app, Context& ctx) {
       f << search::to_csv(result);
     }
     const auto chances = resolution(result, ctx);
+    const auto banded = ranked_bands(result, base, args->band, ctx, prepared.options);
     if (args->json) {
       auto j = search::to_json(result);
+      add_ranked_bands_json(j, banded);
       for (std::size_t i = 0; i < chances.size() && i < j["ranking"].size(); ++i)
         j["ranking"][i]["chance_faster_than_first"] = chances[i];
       ctx.out << j.dump(2) << "\n";
     } else {
-      ctx.out << search::to_table(result) << resolution_text(chances);
+      ctx.out << search::to_table(result) << ranked_bands_text(result, banded) << resolution_text(chances);
     }
   });
 }

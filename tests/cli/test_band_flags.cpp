@@ -2,6 +2,8 @@
 // the predicted step times the anchor's one factor, with its own band; --band 0 removes the band.
 #include <doctest/doctest.h>
 
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
@@ -53,4 +55,63 @@ TEST_CASE("validate --explain: the row's band is built without its own source an
   CHECK(r.out.find("none from this row's source") != std::string::npos);
   CHECK((r.out.find("measured value inside") != std::string::npos ||
          r.out.find("measured value OUTSIDE") != std::string::npos));
+}
+
+TEST_CASE("search --anchor: one factor on every ranked time, measured layouts shown, a measured reversal said") {
+  const auto r = run_cli({"search",
+                          "--model",
+                          "qwen3-30b-a3b",
+                          "--system",
+                          "dgx-h100",
+                          "--gpus",
+                          "16",
+                          "--gbs",
+                          "64",
+                          "--seq",
+                          "4096",
+                          "--top",
+                          "3",
+                          "--tp",
+                          "1",
+                          "--pp",
+                          "1",
+                          "--cp",
+                          "1",
+                          "--ep",
+                          "16",
+                          "--etp",
+                          "1",
+                          "--mbs",
+                          "1",
+                          "--recompute",
+                          "none",
+                          "--dispatcher",
+                          "alltoall",
+                          "--cuda-graph",
+                          "none",
+                          "--a2a-overlap",
+                          "false",
+                          "--fsdp",
+                          "false",
+                          "--tp-comm-overlap",
+                          "false",
+                          "--json",
+                          "--anchor",
+                          std::string(MOESIM_FIXTURES_DIR) + "/cli/search_anchor.csv"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["ranking"].size() == 2);  // grouped GEMM or not; the rest is pinned
+  const double factor = j["anchor"]["time_factor"];
+  CHECK(j["anchor"]["rows"] == 3);  // the 8-GPU row anchors the level too
+  std::map<std::string, double> measured;
+  for (const auto& l : j["ranking"]) {
+    const double t = !l["simulated"].is_null() ? l["simulated"]["step_time_s"].get<double>()
+                                               : l["estimate"]["step_time_s"].get<double>();
+    CHECK(l["anchored_step_time_s"].get<double>() == doctest::Approx(t * factor));
+    CHECK(l["band_step_time_s"][0].get<double>() < t);
+    REQUIRE(l.contains("measured"));
+    measured[l["measured"]["id"]] = l["measured"]["step_time_s"];
+  }
+  CHECK(measured.at("A1") == doctest::Approx(1.9));
+  CHECK(measured.at("A2") == doctest::Approx(64.0 * 4096 / (16 * 9102.2)));  // from its tokens/s/GPU
 }
