@@ -170,7 +170,7 @@ KernelEfficiencyParams builtin_kernel_efficiency() {
   // elementwise_hbm_fraction_blackwell=0.2:1` over groundtruth.csv gave 0.448 (framework_host_factor 4.5), then
   // 0.43 (at the host factor refitted to 4.32 at 0.448), then 0.428 (host 3.95, with MXFP8's scale kernels), then
   // 0.411 (host 4.0, with TE's fused grouped MLP on the rows whose recipes enable it), then 0.381 (with the x86 and
-  // unbound-rank host factors and the framework factor at 2.8; src/workload/README.md "Host"); 0.38 is used. The Blackwell
+  // unbound-rank host factors and the framework factor at 2.8; docs/workload-model.md "Host"); 0.38 is used. The Blackwell
   // rows that move with it are listed in kernels-sim/README.md; the held-out check is there too. Before, Blackwell
   // used hbm_fraction
   // (0.806), which over-predicted nearly every Blackwell row.

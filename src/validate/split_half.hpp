@@ -37,7 +37,7 @@ struct FittedParam {
   std::string unfitted_why;
 };
 
-// The model's fitted parameters, in the order they are refitted (src/workload/README.md "Host",
+// The model's fitted parameters, in the order they are refitted (docs/workload-model.md "Host",
 // kernels-sim/README.md "Fitted to step measurements").
 const std::vector<FittedParam>& fitted_params();
 
