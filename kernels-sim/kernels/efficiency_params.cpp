@@ -98,7 +98,7 @@ const char* const kBlackwellElementwiseFit =
 // The only published MXFP8 GEMM figure is a grouped GEMM (K=7168 N=2048 on GB200, ~2,672 TF with L2 flushed, GB200
 // blog, moe-modeling.md §8.15): 0.534 of peak, and it already carries per-expert costs the grouped-GEMM model adds
 // on its own (grouped_gemm_overhead_rows) and the clocks of its run. As the dense MXFP8 ceiling it under-predicted
-// every GB300 MXFP8 row once GB200's sustained clocks were applied (kernels-sim/README.md), so it is fitted.
+// every GB300 MXFP8 row once GB200's sustained clocks were applied (docs/kernel-model.md), so it is fitted.
 // GB200's sustained_math (topologies/parts/gpu/gb200.json: [S14]'s sustained FP8 GEMM over the short-run MAMF).
 // [S14]'s FP4 GEMM ran at those clocks too, so its ceiling is divided by it; tests/workload/test_layer_costs.cpp
 // checks that GB200 reproduces both [S14] GEMMs end to end, which ties this copy to the JSON figure.
@@ -170,8 +170,8 @@ KernelEfficiencyParams builtin_kernel_efficiency() {
   // elementwise_hbm_fraction_blackwell=0.2:1` over groundtruth.csv gave 0.448 (framework_host_factor 4.5), then
   // 0.43 (at the host factor refitted to 4.32 at 0.448), then 0.428 (host 3.95, with MXFP8's scale kernels), then
   // 0.411 (host 4.0, with TE's fused grouped MLP on the rows whose recipes enable it), then 0.381 (with the x86 and
-  // unbound-rank host factors and the framework factor at 2.8; src/workload/README.md "Host"); 0.38 is used. The Blackwell
-  // rows that move with it are listed in kernels-sim/README.md; the held-out check is there too. Before, Blackwell
+  // unbound-rank host factors and the framework factor at 2.8; docs/workload-model.md "Host"); 0.38 is used. The Blackwell
+  // rows that move with it are listed in docs/kernel-model.md; the held-out check is there too. Before, Blackwell
   // used hbm_fraction
   // (0.806), which over-predicted nearly every Blackwell row.
   p.elementwise_hbm = {{A::hopper, (4096.0 * 7168 * 2 * 2 / (115e-6 - 2e-6)) / 3.35e12,

@@ -107,7 +107,7 @@ struct GroupedGemmPoint {
 PerExpertGemms per_expert_gemms_through(const GroupedGemmPoint& a, const GroupedGemmPoint& b, double peak_flops,
                                         double ceiling, const GemmTiling& tiling, int sms, std::string source);
 
-// The built-in set, every figure from data/reference/hardware.md §5 (see kernels-sim/README.md table).
+// The built-in set, every figure from data/reference/hardware.md §5 (see the table in docs/kernel-model.md).
 KernelEfficiencyParams builtin_kernel_efficiency();
 
 // Strict JSON reading (all problems of the file in one ConfigError, exit code 2).

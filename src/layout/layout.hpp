@@ -55,7 +55,7 @@ struct CudaGraphSetting {
 // (which needs the graph-safe, sync-free grouped path), else per_expert.
 enum class GroupedGemm { auto_, per_expert, fused, fused_mlp };
 
-// Pipeline schedule (layout field "schedule"; src/workload/README.md "Schedules" names each one's source).
+// Pipeline schedule (layout field "schedule"; src/workload/README.md "Design" names each one's source).
 // auto_ = Megatron's choice by vpp: 1F1B (vpp = 1) or interleaved 1F1B. zb_h1: Qi et al.'s ZB-H1 (1F1B with the
 // weight gradients split off and deferred; 1F1B's memory). interleaved_zb, zbv: torch.distributed.pipelining's
 // ScheduleInterleavedZeroBubble and ScheduleZBVZeroBubble (V-shaped, vpp = 2). dualpipe: DeepSeek-V3's
@@ -157,7 +157,7 @@ struct Layout {
   // head) all-gathers its weights when used sharded. Without PP it reshards after its backward and
   // reduce-scatters its gradients every micro-batch (FSDP2's defaults); with PP, torch's pipeline stages keep the
   // weights and defer the gradient reduce-scatter to the step's last backward. Replaces the distributed
-  // optimizer's gather and reduce-scatter (workload/README.md "FSDP").
+  // optimizer's gather and reduce-scatter (docs/workload-model.md "FSDP").
   bool fsdp = false;
   // FSDP2's reshard_after_forward (its default: true): free the gathered weights after a unit's forward, so its
   // backward gathers them again.
@@ -172,7 +172,7 @@ struct Layout {
   // dispatches it on first use and waits at once (distributed_data_parallel.py _make_forward_pre_hook,
   // param_and_grad_buffer.py finish_param_sync). Unset = Megatron-LM's default for the schedule: on with the
   // interleaved schedule, off without interleaving (arguments.py forces it off there); the other schedules keep
-  // the prefetch. workload/README.md "Parameter all-gather" has the lines at the pinned commits.
+  // the prefetch. docs/workload-model.md "Parameter all-gather" has the lines at the pinned commits.
   std::optional<bool> align_param_gather;
   // The parameters the optimizer updates: fp32, an FP32 master copy beside the BF16 weights (Megatron's mixed
   // precision; FSDP2 over FP32 parameters), or bf16, the BF16 parameters themselves with no master copy (pure BF16

@@ -37,8 +37,8 @@ struct FittedParam {
   std::string unfitted_why;
 };
 
-// The model's fitted parameters, in the order they are refitted (src/workload/README.md "Host",
-// kernels-sim/README.md "Fitted to step measurements").
+// The model's fitted parameters, in the order they are refitted (docs/workload-model.md "Host",
+// docs/kernel-model.md "Fitted to step measurements").
 const std::vector<FittedParam>& fitted_params();
 
 // A deterministic split of a table's rows by the digits of their id (GT041 -> 41): `fit_half(n)` is true for the

@@ -54,7 +54,7 @@ std::string_view dp_strategy_name_for(const layout::Layout& layout);
 
 // Bytes per parameter of a weight gather and of a gradient reduce. The gather moves FP8 with fp8_param_gather,
 // except MXFP8 primary weights under the distributed optimizer, which Megatron gathers in BF16 through the
-// gradient buffer and requantizes after (param_and_grad_buffer.py, "Parameter all-gather" in workload/README.md);
+// gradient buffer and requantizes after (param_and_grad_buffer.py, "Parameter all-gather" in docs/workload-model.md);
 // BF16 otherwise.
 double param_gather_bytes(const layout::Layout& layout);
 // Whether the distributed optimizer prefetches each chunk's parameter all-gather from the step's start (Megatron's

@@ -1,9 +1,9 @@
 #pragma once
-// Host (CPU) time to issue the step's ops (moe-modeling.md §7; figures and sources in README.md "Host"): the
-// per-op eager issue figures the layer costs are built from (an eager PyTorch op, a Transformer Engine module
-// call, a raw C++ launch), scaled by the framework, x86 and unbound-process factors of StepParams, and which
-// ops a CUDA graph captures (a full-iteration graph: all; per-module graphs: the blocks of the layout's graph
-// scopes) and so cost one graph launch instead.
+// Host (CPU) time to issue the step's ops (moe-modeling.md §7; figures and sources in docs/workload-model.md "Host"):
+// the per-op eager issue figures the layer costs are built from (an eager PyTorch op, a Transformer Engine module call,
+// a raw C++ launch), scaled by the framework, x86 and unbound-process factors of StepParams, and which ops a CUDA graph
+// captures (a full-iteration graph: all; per-module graphs: the blocks of the layout's graph scopes) and so cost one
+// graph launch instead.
 #include <cstdint>
 
 #include "layout/layout.hpp"

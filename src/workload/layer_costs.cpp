@@ -271,7 +271,7 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
   s.heads = a.num_attention_heads / tp / head_split;
   s.causal = true;
   s.window = window;  // a query attends to itself and the `window` keys before it
-  s.cudnn_version = layout::cudnn_release_of(l.te_version);  // older cuDNN kernels are slower (kernels-sim README)
+  s.cudnn_version = layout::cudnn_release_of(l.te_version);  // older cuDNN kernels are slower (docs/kernel-model.md)
   // Core attention runs in BF16 (groundtruth.md §6: SDPA stays high precision) unless the layout asks for FP8
   // attention, which uses the precision's FP8 format (NVFP4 GEMM recipes keep FP8 attention: no FP4 SDPA).
   const auto gemm = gemm_dtype(l.precision);

@@ -33,7 +33,7 @@ struct Block {
 };
 
 // Host time to issue work eagerly from PyTorch + Transformer Engine (moe-modeling.md §7; figures and sources in
-// src/workload/README.md "Host"). The step builder fills these from the system's calibration figures and
+// docs/workload-model.md "Host"). The step builder fills these from the system's calibration figures and
 // StepParams; the defaults are the x86 figures of topologies/systems/dgx-h100.json (TransformerEngine issue
 // #2053, the TE one derived), StepParams' FP8 factor (TE #761) and the 5 us launch of hardware.md §5.5 [S53].
 struct HostCosts {

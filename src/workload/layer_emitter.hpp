@@ -1,9 +1,9 @@
 #pragma once
-// LayerEmitter: the ops of one transformer layer for one micro-batch — its forward, or its backward with the
-// recompute before it — and of the embedding, the output head and the MTP heads, with the TP/SP, CP, ETP and EP
-// communication around them (README.md "What is modelled"). A forward layer and a backward layer can also be
-// emitted merged, in Megatron's combined 1F1B order (moe-modeling.md §5.2). Which layers run, in which order, and
-// the data-parallel weight traffic around them are the schedule walker's and the DP strategy's.
+// LayerEmitter: the ops of one transformer layer for one micro-batch — its forward, or its backward with the recompute
+// before it — and of the embedding, the output head and the MTP heads, with the TP/SP, CP, ETP and EP communication
+// around them (docs/workload-model.md "What is modelled"). A forward layer and a backward layer can also be emitted
+// merged, in Megatron's combined 1F1B order (moe-modeling.md §5.2). Which layers run, in which order, and the
+// data-parallel weight traffic around them are the schedule walker's and the DP strategy's.
 #include "layout/pipeline_layout.hpp"
 #include "workload/op_writer.hpp"
 #include "workload/step_context.hpp"

@@ -1,7 +1,7 @@
 #pragma once
 // The bytes of the memory-bound kernels Megatron-LM's step runs around its Adam update when it trains with its
 // distributed optimizer (mixed precision, DistributedDataParallel's contiguous gradient buffer), one entry per
-// kernel, from the code (Megatron-LM 23e00ed0963c35382dfe8a5a94fb3cda4d21e133; src/workload/README.md
+// kernel, from the code (Megatron-LM 23e00ed0963c35382dfe8a5a94fb3cda4d21e133; docs/workload-model.md
 // "Optimizer step" walks through the lines):
 //   grad_scale     DDP scales every local gradient by 1 / (DP x CP) before the reduce-scatter when it does not
 //                  average in the collective (average_in_collective defaults off): read + write the whole local

@@ -5,7 +5,7 @@
 // Mechanism: the exchange completes when the slowest rank's receives complete, and that rank's grouped GEMM runs
 // over the sum of its local experts' tokens, so a layer takes about t_dispatch(max) + t_experts(max) +
 // t_combine(max) on every rank (moe-modeling.md §6 "Mechanics"; DeepEP issue #343 measured a 2x dispatch drop
-// from intra-host imbalance alone). moesim simulates one rank per pipeline stage (workload/README.md "Rank
+// from intra-host imbalance alone). moesim simulates one rank per pipeline stage (docs/workload-model.md "Rank
 // classes"); under a routing model other than `balanced` that rank is the most loaded EP rank of each MoE layer:
 // its routed-expert blocks and its four EP exchanges are scaled by `pace` below.
 //

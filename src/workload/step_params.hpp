@@ -11,7 +11,7 @@ struct StepParams {
   double scale_out_efficiency_scale = 1.0;
 
   // Host (CPU) time to issue work eagerly; negative = the system's calibration figure of the same name without
-  // "_us" (topologies/systems/*.json, sources there and in src/workload/README.md), else the x86 default.
+  // "_us" (topologies/systems/*.json, sources there and in docs/workload-model.md), else the x86 default.
   // Raw launch of one kernel from C++ (a grouped GEMM's per-expert loop, a collective): "kernel_launch".
   double kernel_launch_us = -1.0;
   // One eager PyTorch op that launches a kernel: "torch_op_host".
@@ -26,19 +26,19 @@ struct StepParams {
   // `moesim validate --fit framework_host_factor=1:8` over the 65 predicted rows of groundtruth.csv, jointly with the
   // two factors below (2.81 with them; 3.95 before they existed, when it also carried the x86 rows' extra host
   // time and the GB200 ladder's unbound steps; the rows whose prediction moves are listed in
-  // src/workload/README.md). Held out: the odd-id fit is in src/workload/README.md.
+  // docs/workload-model.md). Held out: the odd-id fit is in docs/workload-model.md.
   double framework_host_factor = 2.8;
   // x86 hosts (systems with host.cpu_family "x86") versus the x86 torch-op / TE-module figures above: those come
   // from one isolated BF16 Linear call (TE issue #2053: 13.5 us on a Xeon 8480C against 37.1 us on Grace), and the
   // training measurements say that ratio understates what Megatron's per-op host work costs on x86. FITTED with
   // `moesim validate --fit x86_host_factor=1:4` over groundtruth.csv (rows, value and the held-out check in
-  // src/workload/README.md "Host"). 1 on Grace hosts, whose figures the framework factor scales alone.
+  // docs/workload-model.md "Host"). 1 on Grace hosts, whose figures the framework factor scales alone.
   double x86_host_factor = 2.7;
   // Ranks whose processes are not NUMA-bound (Layout::cpu_binding off) versus bound ones, on every host figure
   // above but the raw launches. The GB200 guide's ladder gains 70.6 TFLOPS from binding alone at its step 7
   // ("reduces per-GPU kernel launch latency") and gives no per-op figure: FITTED with `moesim validate --fit
   // unbound_host_factor=1:2.5` over groundtruth.csv, where only that ladder's steps 0-6 run unbound (rows and
-  // value in src/workload/README.md "Host").
+  // value in docs/workload-model.md "Host").
   double unbound_host_factor = 1.4;
   // One CUDA graph launch costs about one kernel launch (assumption).
   double graph_launch_us = 5.0;

@@ -22,7 +22,7 @@ TEST_CASE("every built-in constant names its source; assumptions say so") {
   for (const auto& c : p.gemm_ceilings) check_source(c.source);
   for (const auto& t : p.gemm_tilings) check_source(t.source);
   for (const auto& a : p.attention) check_source(a.source);
-  CHECK(assumptions == 10);  // keep in step with the README table
+  CHECK(assumptions == 10);  // keep in step with the table in docs/kernel-model.md
   CHECK(fits == 2);          // the Blackwell MXFP8 GEMM ceiling (blackwell, blackwell_ultra)
   // Every (arch, dtype) with a datapath has a GEMM ceiling and both attention passes (FP4 attention excepted).
   for (auto a : {Arch::hopper, Arch::blackwell, Arch::blackwell_ultra}) {

@@ -44,7 +44,7 @@ struct SkippedFamily {
 };
 
 // Host overhead of one framework op kind, from host-cost records (kernels-sim/cuda/calib_host.py): data for the
-// step builder's host model; nothing reads it yet (the builder's host factors are fitted, src/workload/README.md).
+// step builder's host model; nothing reads it yet (the builder's host factors are fitted, docs/workload-model.md).
 struct HostCost {
   std::string op;    // "add", "mm", ...
   std::string mode;  // "eager" or "cuda_graph"
