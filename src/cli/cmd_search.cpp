@@ -22,6 +22,7 @@
 #include "core/error.hpp"
 #include "core/progress.hpp"
 #include "core/text.hpp"
+#include "search/gain_attribution.hpp"
 #include "search/search_mpi.hpp"
 #include "search/search_output.hpp"
 #include "search/search_run.hpp"
@@ -205,14 +206,33 @@ void add_search_command(CLI::App& app, Context& ctx) {
     }
     const auto chances = resolution(result, ctx);
     const auto banded = ranked_bands(result, base, args->band, ctx, prepared.options);
+    // Rank 1's engine gain over the base case (the case flags' layout, e.g. the user's recipe as --layout FILE,
+    // before the search's choices), split into the software stack's part and the layout's.
+    std::optional<search::GainAttribution> gain;
+    if (!result.ranking.empty() && result.ranking.front().simulated)
+      gain = search::attribute_gain(base, result.ranking.front().layout, result.ranking.front().simulated->step_time_s,
+                                    prepared.options);
     if (args->json) {
       auto j = search::to_json(result);
       add_ranked_bands_json(j, banded);
+      if (gain)
+        j["gain_over_base"] = {{"base_layout", predict::layout_summary(base.layout)},
+                               {"base_step_time_s", gain->given_s},
+                               {"base_with_rank1_stack_step_time_s", gain->stack_only_s},
+                               {"rank1_step_time_s", gain->best_s},
+                               {"stack_gain", gain->stack_gain()},
+                               {"layout_gain", gain->layout_gain()}};
       for (std::size_t i = 0; i < chances.size() && i < j["ranking"].size(); ++i)
         j["ranking"][i]["chance_faster_than_first"] = chances[i];
       ctx.out << j.dump(2) << "\n";
     } else {
       ctx.out << search::to_table(result) << ranked_bands_text(result, banded) << resolution_text(chances);
+      if (gain)
+        ctx.out << "\nbase case: " << predict::layout_summary(base.layout) << "\n" << search::to_text(*gain);
+      else if (!result.ranking.empty() && result.ranking.front().simulated)
+        ctx.out << "\nbase case " << predict::layout_summary(base.layout)
+                << " (or it with rank 1's software stack) cannot run here: rank 1's gain is not split into stack "
+                   "and layout (give the layout you run today as --layout FILE to split the gain against it)\n";
     }
   });
 }

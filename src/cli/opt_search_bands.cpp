@@ -15,8 +15,8 @@ namespace {
 // The anchor file's rows that measured a layout of this search's job, by layout summary: their measured step
 // time (a tokens/s/GPU row is turned into one with the row's batch; a TFLOPS row needs a FLOP count and is left out).
 std::vector<std::pair<std::string, RankedMeasurement>> measured_layouts(const std::string& file,
-                                                                       const predict::Case& base, const Context& ctx,
-                                                                       const predict::PredictOptions& options) {
+                                                                        const predict::Case& base, const Context& ctx,
+                                                                        const predict::PredictOptions& options) {
   const TableSources sources(ctx);
   const auto table = sources.read(file, "none");
   const auto resolve = sources.resolvers(file);
@@ -84,7 +84,8 @@ std::string ranked_bands_text(const search::SearchResult& r, const RankedBands& 
         o << " (" << fixed_decimals(s.anchored->band.step_time_low_s, 3) << " .. "
           << fixed_decimals(s.anchored->band.step_time_high_s, 3) << ")";
     }
-    if (b.measured[i]) o << ", measured " << fixed_decimals(b.measured[i]->step_time_s, 3) << " s (" << b.measured[i]->id << ")";
+    if (b.measured[i])
+      o << ", measured " << fixed_decimals(b.measured[i]->step_time_s, 3) << " s (" << b.measured[i]->id << ")";
     o << "\n";
   }
   // Measured layouts order themselves; say so when the measurement disagrees with the ranking.

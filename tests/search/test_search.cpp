@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "estimate/step_lower_bound.hpp"
+#include "search/gain_attribution.hpp"
 #include "search/megatron_args.hpp"
 #include "search/search_mpi.hpp"
 #include "search/search_run.hpp"
@@ -306,4 +307,35 @@ TEST_CASE("with DualPipeV listed and A2A overlap off, the branch and bound ranks
   int dualpipe = 0;
   for (const auto& r : top) dualpipe += r.layout.schedule == layout::Schedule::dualpipev;
   MESSAGE("DualPipeV in the top 8: " << dualpipe);
+}
+
+TEST_CASE(
+    "gain attribution: the stack's part and the layout's multiply to the whole; each is 0 where nothing changes") {
+  const SmallSearch s;
+  const predict::PredictOptions o;
+  const auto engine = [&](const layout::Layout& l) {
+    return predict::predict_step({s.base.model, s.base.system, l}, o).report.step_time_s;
+  };
+  // The best differs from the base in the stack only (CUDA graphs, grouped GEMM): the layout's part is 0.
+  layout::Layout stack = s.base.layout;
+  stack.cuda_graph = layout::CudaGraph::full;
+  stack.grouped_gemm = layout::GroupedGemm::fused;
+  CHECK(search::with_stack_of(s.base.layout, stack).cuda_graph == layout::CudaGraph::full);
+  const auto a = search::attribute_gain(s.base, stack, engine(stack), o);
+  REQUIRE(a);
+  CHECK(a->layout_gain() == doctest::Approx(0.0));
+  CHECK(a->stack_gain() == doctest::Approx(a->total_gain()));
+  // In the layout only (PP2 instead of PP1): the stack's part is 0.
+  layout::Layout pp2 = s.base.layout;
+  pp2.pp = 2;
+  const auto b = search::attribute_gain(s.base, pp2, engine(pp2), o);
+  REQUIRE(b);
+  CHECK(b->stack_gain() == doctest::Approx(0.0));
+  // Both: (1 + stack)(1 + layout) = 1 + total, by construction.
+  layout::Layout both = pp2;
+  both.cuda_graph = layout::CudaGraph::full;
+  const auto c = search::attribute_gain(s.base, both, engine(both), o);
+  REQUIRE(c);
+  CHECK((1 + c->stack_gain()) * (1 + c->layout_gain()) == doctest::Approx(1 + c->total_gain()));
+  CHECK(c->stack_gain() > 0);  // a full-iteration graph removes host launch time on the same layout
 }
