@@ -5,7 +5,9 @@ For each case: the recipe row of a bundled table (its id, measured figure and la
 `moesim run` on the recipe's layout, and `moesim search` over the layouts around it with the recipe's software
 stack pinned (precision, dispatcher, CUDA graphs, grouped GEMM, TE release) and the parallel layout, micro-batch,
 recompute and A2A overlap free. Prints markdown: the recipe's rank among the feasible layouts, what moesim
-prefers instead, the predicted gain and the breakdown that explains it.
+prefers instead, the predicted gain and the breakdown that explains it, and whether moesim can tell its best from
+the recipe at all: the chance that the recipe is truly faster at that predicted gap (`moesim bands --chance-slower`,
+from how often moesim orders the bundled layout sweeps right at such gaps); under 20 % counts as told apart.
 
     tools/search-vs-recipes.py [--bin build/moesim] [--jobs N] > docs/studies/search-vs-recipes.md
 """
@@ -66,8 +68,8 @@ def main():
     a = ap.parse_args()
     jobs = f"--jobs {a.jobs}" if a.jobs else ""
     print("| case | recipe (measured TFLOPS/GPU) | recipe estimate / engine | rank of the recipe | feasible layouts "
-          "| moesim's best (estimate / engine) | predicted gain | search time |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| moesim's best (estimate / engine) | predicted gain | chance the recipe is faster | told apart | search time |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     details = []
     only = [c for c in CASES if not a.only or a.only in c[1]]
     for title, rid, table, measured, common, recipe in only:
@@ -82,9 +84,10 @@ def main():
         b_est = best["estimate"]["step_time_s"]
         b_eng = best["simulated"]["step_time_s"] if best.get("simulated") else float("nan")
         gain = eng["step_time_s"] / b_eng - 1
+        chance = float(moesim(a.bin, f"bands --chance-slower {100 * gain:.4f}"))
         print(f"| {title} | {rid}: {est['layout'].split(' seq')[0]} ({measured}) | {est['step_time_s']:.2f} / "
               f"{eng['step_time_s']:.2f} s | {rank} | {res['feasible']} | {b_est:.2f} / {b_eng:.2f} s | "
-              f"{100 * gain:+.1f} % (engine) | {took:.0f} s |")
+              f"{100 * gain:+.1f} % (engine) | {100 * chance:.0f} % | {'yes' if chance < 0.2 else 'no'} | {took:.0f} s |")
         details.append((title, rid, est, eng, best, ranking[:5]))
     for title, rid, est, eng, best, top in details:
         print(f"\n### {title}\n")

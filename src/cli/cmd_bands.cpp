@@ -2,7 +2,9 @@
 // data/accuracy/band_tables.json (as `validate` does) and writes data/accuracy/prediction_errors.csv, the table
 // every band is built from; then (and without --write, from that file) it prints the bands' coverage by leaving
 // one source out (bands/coverage.hpp).
+#include <cmath>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <sstream>
 
@@ -72,6 +74,7 @@ void add_bands_command(CLI::App& app, Context& ctx) {
     std::string out;
     double coverage = 0.8;
     int jobs = 0;
+    std::optional<double> chance_slower_pct;
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand(
@@ -86,7 +89,17 @@ void add_bands_command(CLI::App& app, Context& ctx) {
   sub->add_option("--coverage", args->coverage, "Nominal coverage of the bands (default 0.8)")
       ->check(CLI::Range(0.05, 0.99));
   sub->add_option("--jobs", args->jobs, "Threads (default: one per hardware thread)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--chance-slower", args->chance_slower_pct,
+                  "Print only the chance that a layout predicted PCT % slower than another of the same job is truly "
+                  "faster (from the bundled layout sweeps' orders, as search's resolution)")
+      ->check(CLI::Range(-1000.0, 1000.0));
   sub->callback([&ctx, args] {
+    if (args->chance_slower_pct) {
+      if (args->write) throw UsageError("--chance-slower: not with --write");
+      const auto rows = bands::read_error_table(bands::error_table_path(config::data_dir(ctx.data_dir)));
+      ctx.out << bands::chance_truly_faster(rows, std::log1p(*args->chance_slower_pct / 100)) << "\n";
+      return;
+    }
     if (!args->out.empty() && !args->write) throw UsageError("--out: only with --write");
     const std::filesystem::path file =
         args->out.empty() ? bands::error_table_path(config::data_dir(ctx.data_dir)) : std::filesystem::path(args->out);
