@@ -115,3 +115,16 @@ TEST_CASE("search --anchor: one factor on every ranked time, measured layouts sh
   CHECK(measured.at("A1") == doctest::Approx(1.9));
   CHECK(measured.at("A2") == doctest::Approx(64.0 * 4096 / (16 * 9102.2)));  // from its tokens/s/GPU
 }
+
+TEST_CASE("bands --chance-slower: one half at no gap, falling as the predicted gap grows, rising when it turns") {
+  const auto chance = [](const std::string& pct) {
+    const auto r = run_cli({"bands", "--chance-slower", pct});
+    REQUIRE(r.code == 0);
+    return std::stod(r.out);
+  };
+  CHECK(chance("0") == doctest::Approx(0.5));
+  CHECK(chance("1") >= chance("5"));
+  CHECK(chance("5") >= chance("20"));
+  CHECK(chance("-5") == doctest::Approx(1 - chance("5")).epsilon(0.05));
+  CHECK(run_cli({"bands", "--chance-slower", "3", "--write"}).code == 1);
+}
