@@ -12,11 +12,12 @@
 namespace moesim::bands {
 namespace {
 
-// Rows grouped by sweep group (rows without a group are not part of any).
-std::map<std::string, std::vector<double>> groups_of(const std::vector<ErrorRow>& rows) {
+// Rows grouped by sweep group (rows without a group are not part of any), of one table or of all ("").
+std::map<std::string, std::vector<double>> groups_of(const std::vector<ErrorRow>& rows, const std::string& table = "") {
   std::map<std::string, std::vector<double>> g;
   for (const auto& r : rows)
-    if (!r.group.empty() && std::isfinite(r.time_log_error)) g[r.group].push_back(r.time_log_error);
+    if (!r.group.empty() && std::isfinite(r.time_log_error) && (table.empty() || r.table == table))
+      g[r.group].push_back(r.time_log_error);
   return g;
 }
 
@@ -57,10 +58,11 @@ Band anchored_band(const std::vector<ErrorRow>& rows, const BandOptions& options
   return band_for(Features{}, pairs, o);
 }
 
-AnchorStudy anchor_study(const std::vector<ErrorRow>& rows, const BandOptions& options) {
+AnchorStudy anchor_study(const std::vector<ErrorRow>& rows, const BandOptions& options, const std::string& table) {
   AnchorStudy s;
+  s.table = table;
   std::vector<double> plain, anchored;
-  for (const auto& [g, e] : groups_of(rows)) {
+  for (const auto& [g, e] : groups_of(rows, table)) {
     if (e.size() < 2) continue;
     ++s.groups;
     const Band b = anchored_band(rows, options, g);
@@ -84,8 +86,9 @@ AnchorStudy anchor_study(const std::vector<ErrorRow>& rows, const BandOptions& o
 
 std::string to_markdown(const AnchorStudy& s, double nominal) {
   std::ostringstream o;
-  o << "| layout sweeps, " << s.groups << " groups | median abs. error (time) | p90 | inside the anchored "
-    << fixed_decimals(100 * nominal, 0) << " % band |\n|---|---|---|---|\n";
+  o << "| " << (s.table.empty() ? std::string("every table") : s.table) << ", " << s.groups
+    << " groups | median abs. error (time) | p90 | inside the anchored " << fixed_decimals(100 * nominal, 0)
+    << " % band |\n|---|---|---|---|\n";
   o << "| no anchor (" << s.rows << " rows) | " << fixed_decimals(s.median_abs_pct, 1) << " % | "
     << fixed_decimals(s.p90_abs_pct, 1) << " % | |\n";
   o << "| anchored on one row of the group (" << s.pairs << " pairs) | " << fixed_decimals(s.anchored_median_abs_pct, 1)

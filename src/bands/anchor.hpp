@@ -29,15 +29,17 @@ Anchor make_anchor(const std::vector<double>& time_log_errors, std::string file)
 Band anchored_band(const std::vector<ErrorRow>& rows, const BandOptions& options,
                    const std::string& exclude_group = "");
 
-// Within each sweep group, anchor on one row and predict the others, over every choice of anchor row.
+// Within each sweep group (of `table`, or of every table when empty), anchor on one row and predict the others,
+// over every choice of anchor row; each group's anchored band comes from the pairs of every other group.
 struct AnchorStudy {
+  std::string table;
   int groups = 0, rows = 0, pairs = 0;
   double median_abs_pct = 0, p90_abs_pct = 0;                    // without anchoring, per row (time sense)
   double anchored_median_abs_pct = 0, anchored_p90_abs_pct = 0;  // anchored, per (anchor, row) pair
   int pairs_inside = 0;  // inside the anchored band built from the other groups' pairs
   double coverage() const { return pairs ? static_cast<double>(pairs_inside) / pairs : 0; }
 };
-AnchorStudy anchor_study(const std::vector<ErrorRow>& rows, const BandOptions& options);
+AnchorStudy anchor_study(const std::vector<ErrorRow>& rows, const BandOptions& options, const std::string& table = "");
 std::string to_markdown(const AnchorStudy& s, double nominal);
 
 }  // namespace moesim::bands

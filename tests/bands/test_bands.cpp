@@ -208,3 +208,32 @@ TEST_CASE("anchoring: one factor from the anchor rows; the anchored band from th
   // Two pairs per group; a band from 2 pairs is unbounded at 80 %, so every pair is inside.
   CHECK(s.pairs_inside == 4);
 }
+
+TEST_CASE("anchoring study per table: its groups studied, the band from every other group, by hand") {
+  // Table B: one group of 5 rows, errors 0 .. 0.04: 20 ordered pairs, differences +-0.01 (4 each side), +-0.02
+  // (3), +-0.03 (2), +-0.04 (1). Table A: one group of 2 rows 0.5 apart.
+  std::vector<bands::ErrorRow> rows;
+  for (double e : {0.0, 0.01, 0.02, 0.03, 0.04}) {
+    rows.push_back(row(all("x"), e));
+    rows.back().group = "GB";
+    rows.back().table = "B";
+  }
+  for (double e : {0.0, 0.5}) {
+    rows.push_back(row(all("x"), e));
+    rows.back().group = "GA";
+    rows.back().table = "A";
+  }
+  // A's band comes from B's 20 pairs: at 80 %, the 2nd smallest (-0.03) and the 19th (+0.03) of 20, so A's two
+  // pairs (+-0.5) are outside; their anchored errors are |e^0.5 - 1| = 64.9 % and |e^-0.5 - 1| = 39.3 %.
+  const auto a = bands::anchor_study(rows, {}, "A");
+  CHECK(a.groups == 1);
+  CHECK(a.pairs == 2);
+  CHECK(a.pairs_inside == 0);
+  CHECK(a.anchored_median_abs_pct == doctest::Approx((64.872 + 39.347) / 2).epsilon(1e-4));
+  // B's band comes from A's 2 pairs: unbounded at 80 %, so all 20 of B's pairs are inside.
+  const auto b = bands::anchor_study(rows, {}, "B");
+  CHECK(b.groups == 1);
+  CHECK(b.pairs == 20);
+  CHECK(b.pairs_inside == 20);
+  CHECK(bands::anchor_study(rows, {}).groups == 2);  // every table
+}
