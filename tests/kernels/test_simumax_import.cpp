@@ -107,6 +107,44 @@ TEST_CASE("SimuMax import: gradient passes, grouped GEMM and attention conventio
   CHECK(back[0].pass == "wgrad");
 }
 
+TEST_CASE("SimuMax import: a weight gradient's output dtype picks its family") {
+  // The FP32-output call (accumulating into Megatron's FP32 main gradient) is the "+wgrad" family a step prices;
+  // the BF16-output one is fitted apart. Forward and data-gradient records carry no output dtype.
+  const auto fp32 = import_simumax_system(
+      system_file("b=1, m=7168, k=4096, n=8192, layout=NT, accumulate=True, out_dtype=fp32"), "s", facts());
+  const auto bf16 = import_simumax_system(
+      system_file("b=1, m=7168, k=4096, n=8192, layout=NT, accumulate=True, out_dtype=bf16"), "s", facts());
+  CHECK(fp32.records[0].out_dtype == "fp32");
+  CHECK(family_key(fp32.records[0]) == "gemm/bf16+wgrad");
+  CHECK(bf16.records[0].out_dtype == "bf16");
+  CHECK(family_key(bf16.records[0]) == "gemm/bf16+wgrad+out_bf16");
+  CHECK(import_simumax_system(system_file(), "s", facts()).records[0].out_dtype.empty());
+  // Grouped: the weight gradient's main_grad_dtype is its output; the data gradient has none.
+  const std::string grouped = R"({"accelerator": {"op": {"matmul": {"tflops": 2250.0,
+    "accurate_efficient_factor": {}}, "group_matmul": {"tflops": 2250.0,
+    "accurate_efficient_factor": {
+      "ng=4, M=128, N=256, K=512, dtype=bf16, out_dtype=bf16, main_grad_dtype=fp32, stage=bwd_grad_w, grad=True, accumulate=True, use_split_accumulator=True, single_output=False": 0.25,
+      "ng=4, M=128, N=256, K=512, dtype=bf16, out_dtype=bf16, main_grad_dtype=bf16, stage=bwd_grad_w, grad=True, accumulate=True, use_split_accumulator=True, single_output=False": 0.3}},
+    "sdp_fwd": {"tflops": 2250.0, "accurate_efficient_factor": {}},
+    "sdp_bwd": {"tflops": 2250.0, "accurate_efficient_factor": {}}}}})";
+  const auto g = import_simumax_system(grouped, "s", facts());
+  REQUIRE(g.records.size() == 2);
+  // (entries are read in key order: main_grad_dtype=bf16 first)
+  CHECK(g.records[0].out_dtype == "bf16");
+  CHECK(family_key(g.records[0]) == "grouped_gemm/bf16+per_expert+wgrad+out_bf16");
+  CHECK(g.records[1].out_dtype == "fp32");
+  CHECK(family_key(g.records[1]) == "grouped_gemm/bf16+per_expert+wgrad");
+  // The output dtype round-trips through JSONL; a non-GEMM record may not state one.
+  moesim::Diagnostics diags;
+  const auto back = parse_jsonl(to_jsonl(bf16.records[0]), "x", diags);
+  REQUIRE(back.size() == 1);
+  CHECK(back[0].out_dtype == "bf16");
+  auto attention = import_simumax_system(system_file(), "s", facts()).records[2];
+  attention.out_dtype = "fp32";
+  parse_jsonl(to_jsonl(attention), "x", diags);
+  CHECK(diags.size() == 1);
+}
+
 TEST_CASE("SimuMax import: bad input names the entry's JSON pointer") {
   CHECK(first_error("{").find("not valid JSON") != std::string::npos);
   CHECK(first_error(R"({"accelerator": {}})").find("/accelerator/op/matmul/tflops") != std::string::npos);

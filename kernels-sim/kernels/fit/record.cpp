@@ -97,6 +97,7 @@ CalibrationRecord read_record(ObjectReader& r) {
   if (r.raw("fast_accum")) rec.fast_accum = r.boolean_or("fast_accum", false);
   if (r.raw("pass")) rec.pass = r.choice("pass", {"fwd", "dgrad", "wgrad"});
   rec.per_expert_kernels = r.boolean_or("per_expert_kernels", false);
+  rec.out_dtype = r.string_or("out_dtype", "");
   rec.skipped = r.string_or("skipped", "");
   if (const Json* shape = r.raw("shape")) {
     if (!shape->is_object()) {
@@ -119,6 +120,8 @@ CalibrationRecord read_record(ObjectReader& r) {
   rec.groups = r.integers_or("groups", {}, Bound::non_negative);
   if (kernel_ok && !rec.pass.empty() && rec.kernel != "gemm" && rec.kernel != "grouped_gemm")
     r.error("pass", "only GEMM records have a pass (kernel \"" + rec.kernel + "\")");
+  if (kernel_ok && !rec.out_dtype.empty() && rec.kernel != "gemm" && rec.kernel != "grouped_gemm")
+    r.error("out_dtype", "only GEMM records state an output dtype (kernel \"" + rec.kernel + "\")");
   if (kernel_ok && rec.per_expert_kernels && rec.kernel != "grouped_gemm")
     r.error("per_expert_kernels", "only grouped_gemm records run per-expert kernels (kernel \"" + rec.kernel + "\")");
   if (kernel_ok && rec.kernel == "grouped_gemm" && rec.groups.empty())
@@ -296,6 +299,7 @@ std::string to_jsonl(const CalibrationRecord& r) {
   if (r.fast_accum) j["fast_accum"] = *r.fast_accum;
   if (!r.pass.empty()) j["pass"] = r.pass;
   if (r.per_expert_kernels) j["per_expert_kernels"] = true;
+  if (!r.out_dtype.empty()) j["out_dtype"] = r.out_dtype;
   j["shape"] = Json::object();
   for (const auto& [k, v] : r.shape) j["shape"][k] = v;
   if (!r.groups.empty()) j["groups"] = r.groups;

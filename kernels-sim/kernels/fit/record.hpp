@@ -44,6 +44,10 @@ struct CalibrationRecord {
   // Grouped GEMMs: the group ran as one GEMM kernel per group (Transformer Engine's GroupedLinear loop of cuBLAS
   // calls over streams) rather than one grouped kernel; a family of its own ("+per_expert").
   bool per_expert_kernels = false;
+  // GEMMs: the dtype the call writes (and, with accumulation, reads back) its output in, when stated: a weight
+  // gradient fused into an FP32 main gradient (Megatron's gradient_accumulation_fusion with FP32 main grads)
+  // writes "fp32". Empty = the input dtype. A weight gradient with another stated output is a family of its own.
+  std::string out_dtype;
   std::string skipped;                        // non-empty: the configuration was not timed, and why (no time_us)
   std::map<std::string, std::int64_t> shape;  // named sizes: m, n, k, tokens, hidden, heads, ...
   std::vector<std::int64_t> groups;           // grouped GEMM: rows per group (expert); empty otherwise

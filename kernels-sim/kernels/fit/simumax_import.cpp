@@ -101,6 +101,7 @@ struct Converter {
     const std::string acc = f.count("accumulate") ? f.at("accumulate") : "False";
     const std::string out_dtype = f.count("out_dtype") ? f.at("out_dtype") : "bf16";
     r.variant = "te_" + layout + (acc == "True" ? "_accumulate" : "") + "_out_" + out_dtype;
+    if (r.pass == "wgrad") r.out_dtype = out_dtype;
     r.implementation = facts.implementation_prefix + " general_gemm (cuBLASLt), layout " + layout + ", accumulate " +
                        acc + ", output " + out_dtype + "; same inputs called back to back, host wall time";
     r.shape = {{"m", m}, {"n", n}, {"k", k}};
@@ -129,6 +130,8 @@ struct Converter {
     } else if (stage == "bwd_grad_w") {
       r.pass = "wgrad";
       r.shape = {{"n", n}, {"k", k}};
+      // The weight gradient accumulates into the main gradient: its dtype is what the call writes.
+      if (f.count("main_grad_dtype")) r.out_dtype = f.at("main_grad_dtype");
     } else {
       return diags.add(name, where, "stage \"" + stage + "\" is not one of fwd, bwd_grad_act, bwd_grad_w");
     }

@@ -8,6 +8,8 @@
 //       layout TN = forward, NN = data gradient, NT = weight gradient (Transformer Engine's general_gemm layouts)
 //   accelerator.op.group_matmul  "ng=, M=, N=, K=, dtype=, ..., stage=fwd|bwd_grad_act|bwd_grad_w, ..."
 //       FLOPs 2*M*N*K*ng; ng groups of M rows, one cuBLAS call per group (TE's grouped GEMM loop)
+//   A weight gradient's output dtype (out_dtype of a GEMM, main_grad_dtype of a grouped GEMM) becomes the
+//   record's out_dtype: the FP32 one is what a Megatron step runs (features.cpp, family_dtype)
 //   accelerator.op.sdp_fwd/_bwd  "batch=, seq_len=, head_num=, kv_head_num=, qk_head_dim=, v_head_dim=, ..."
 //       FLOPs of the full score square, fwd 2*b*s^2*max(h, h_kv)*(d_qk + d_v), bwd 2.5x that; the kernels ran
 //       causal, so the records say causal (moesim then counts half the square: the time is unchanged)
