@@ -16,7 +16,7 @@ struct GainAttribution {
   double given_s = 0;       // the case as given (engine)
   double stack_only_s = 0;  // the given layout with the best layout's stack (engine)
   double best_s = 0;        // the best layout (engine)
-  double stack_gain() const { return given_s / stack_only_s - 1; }   // throughput gain from the stack
+  double stack_gain() const { return given_s / stack_only_s - 1; }  // throughput gain from the stack
   double layout_gain() const { return stack_only_s / best_s - 1; }  // and then from the layout
   double total_gain() const { return given_s / best_s - 1; }
 };
