@@ -27,5 +27,5 @@ TEST_CASE("every row of the held-out table becomes a case, with a unique id, its
     const auto rc = validate::case_from_row(row, resolve);
     CHECK_MESSAGE(rc.c.has_value(), rc.skipped);
   }
-  CHECK(rows == 159);
+  CHECK(rows == 157);  // BH001-BH159 less BH066 and BH101, duplicates of GT024 and GT032
 }
