@@ -144,7 +144,8 @@ report::StepReport estimate_step(const predict::Case& c, const predict::PredictO
   // gathers its chunk when micro-batch 0 reaches it and waits, so micro-batch 0's way through the pp x vpp virtual
   // stages, and with it the whole step, carries every rank's gathers: vpp sum_r g_r. At the end the
   // reduce-scatters queue the same way behind the last backwards (chunk c's last backward c pp backwards before
-  // the end): max_c ((c+1) h - c pp b), then the embedding all-reduce and the optimizer.
+  // the end): max_c ((c+1) h - c pp b), or with Megatron's launch d = pp_rank backward steps late
+  // max_c ((c+1) h - max(0, c pp - d) b), then the embedding all-reduce and the optimizer.
   const double m = shape.microbatches;
   const Timed gather = probe.chunk_param_gather(0);
   Timed start;
@@ -157,6 +158,9 @@ report::StepReport estimate_step(const predict::Case& c, const predict::PredictO
   } else {
     for (int r = 0; r < pp; ++r) start += (r == 0 ? gather : probe.chunk_param_gather(r)).scaled(vpp);
   }
+  // Either way each virtual stage's first forward first copies its gathered MXFP8 weights out of the gradient
+  // buffer on the compute stream, so micro-batch 0's way through the pp x vpp virtual stages carries every copy.
+  for (int r = 0; r < pp; ++r) start += probe.chunk_param_copy(r).scaled(vpp);
   const Timed launch = probe.graph_launch();
   double step = 0;
   std::vector<Timed> tails;
@@ -164,8 +168,11 @@ report::StepReport estimate_step(const predict::Case& c, const predict::PredictO
     const Timed optimizer = probe.tail(r, 0);
     const Timed reduce = probe.tail(r, 1) - optimizer;
     const double b = units[static_cast<std::size_t>(r)].bwd / vpp;
+    // Megatron's interleaved schedule launches each reduce-scatter grad_reduce_delay_steps backward steps late.
+    const double delay = workload::grad_reduce_delay_steps(c.layout, r);
     double backlog = 0;
-    for (int k = 0; k < vpp; ++k) backlog = std::max(backlog, (k + 1) * reduce.seconds - k * std::min(m, 1.0 * pp) * b);
+    for (int k = 0; k < vpp; ++k)
+      backlog = std::max(backlog, (k + 1) * reduce.seconds - std::max(0.0, k * std::min(m, 1.0 * pp) - delay) * b);
     tails.push_back(optimizer + (reduce.seconds > 0 ? reduce.scaled(backlog / reduce.seconds) : Timed{}));
     step = std::max(step, start.seconds + pipe.last_backward_end[static_cast<std::size_t>(r)] + tails.back().seconds);
   }

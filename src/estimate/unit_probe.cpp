@@ -294,6 +294,13 @@ Timed UnitProbe::chunk_param_gather(int rank) {
       1);
 }
 
+Timed UnitProbe::chunk_param_copy(int rank) {
+  if (ctx_.in.layout.fsdp) return {};
+  return measure([&](OpWriter& out, LayerEmitter&, Chain& chain,
+                     int) { workload::emit_param_copy(ctx_, out, 0, workload::chunk_params(ctx_, rank), chain); },
+                 1);
+}
+
 // What the tail plays depends on the rank only through its parameters and whether it exchanges the embedding's
 // gradient (workload/optimizer_step.cpp, the DP strategies' reduce_gradients), so the middle ranks of a deep
 // pipeline, and the splits of one context that give a rank the same layers, share one probe.

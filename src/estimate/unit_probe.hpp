@@ -62,6 +62,9 @@ class UnitProbe {
   Timed pp_send();
   // Pipeline rank `rank`'s parameter all-gather of one chunk (the distributed optimizer's, at the step's start).
   Timed chunk_param_gather(int rank);
+  // The copy of one chunk's gathered MXFP8 weights out of the gradient buffer that follows it on the compute stream
+  // (workload::emit_param_copy; nothing for other weights).
+  Timed chunk_param_copy(int rank);
   // After rank `rank`'s last backward: the DP strategy's gradient reductions of `chunks` chunks, the embedding
   // all-reduce and the optimizer step, from an idle rank.
   Timed tail(int rank, int chunks);

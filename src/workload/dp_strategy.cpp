@@ -1,5 +1,7 @@
 #include "workload/dp_strategy.hpp"
 
+#include <algorithm>
+
 #include "core/registry.hpp"
 #include "layout/schedule_counts.hpp"
 
@@ -43,13 +45,38 @@ std::string_view dp_strategy_name_for(const layout::Layout& layout) {
   return layout.fsdp ? "fsdp" : "distributed-optimizer";
 }
 
+namespace {
+// MXFP8 parameters share one buffer with the gradients in the gradient dtype (BF16 here, or the first half of an
+// FP32 buffer viewed as BF16) and are gathered there before being cast into the MXFP8 weights: Megatron-LM
+// 99a10812 param_and_grad_buffer.py:1035-1053 (the buffer) and :262-285 (_post_param_sync, the copy).
+bool mxfp8_through_grad_buffer(const layout::Layout& layout) {
+  return layout.precision == layout::Precision::mxfp8 && layout.distributed_optimizer && !layout.fsdp;
+}
+}  // namespace
+
 double param_gather_bytes(const layout::Layout& layout) {
-  // MXFP8 parameters share one buffer with the gradients in the gradient dtype (BF16 here, or the first half of
-  // an FP32 buffer viewed as BF16) and are gathered there before being cast into the MXFP8 weights: Megatron-LM
-  // 99a10812 param_and_grad_buffer.py:1035-1053 (the buffer) and :262-276 (_post_param_sync, the copy).
-  const bool mxfp8_through_grad_buffer =
-      layout.precision == layout::Precision::mxfp8 && layout.distributed_optimizer && !layout.fsdp;
-  return layout.fp8_param_gather && !mxfp8_through_grad_buffer ? 1.0 : 2.0;
+  return layout.fp8_param_gather && !mxfp8_through_grad_buffer(layout) ? 1.0 : 2.0;
+}
+
+double param_copy_bytes(const layout::Layout& layout) {
+  if (!layout.fp8_param_gather || !mxfp8_through_grad_buffer(layout)) return 0;
+  // Megatron-LM 99a10812 param_and_grad_buffer.py:262-285: after the gather's wait (finish_param_sync, :487-505,
+  // or the forced sync, :348-352), each MXFP8 weight is copy_'d from its BF16 slice of the bucket (a quantize)
+  // and the bucket's slice is zeroed, since the buffer holds the gradients next. Read 2 bytes; write one byte of
+  // row-wise and one of column-wise data (an MXFP8 weight serves the forward GEMM and, transposed, the input-
+  // gradient GEMM, and a 1x32 block scale does not transpose) plus one E8M0 scale per 32 elements each; zero 2.
+  constexpr double bf16 = 2.0, mxfp8_two_ways = 2.0 * (1.0 + 1.0 / 32.0);
+  return bf16 + mxfp8_two_ways + bf16;
+}
+
+void emit_param_copy(const StepContext& ctx, OpWriter& out, int rank, const memory::LayerShare& params, Chain& chain) {
+  const double bytes = (params.dense + params.expert) * param_copy_bytes(ctx.in.layout);
+  if (bytes <= 0) return;
+  // Two kernels stand for the copy and the zeroing (Megatron issues one copy_ per weight: a lower bound on the
+  // eager launches; a full-iteration CUDA graph captures them). The BF16 weights of the chunk (norms, router,
+  // embedding, output layer) are copied here too, which they are not (:270-273): a few per cent of the bytes.
+  const Block copy{ctx.in.kernels.seconds(kernels::MemoryBound{bytes, "mxfp8_param_copy"}, ctx.device), 2};
+  out.compute(rank, copy, "mxfp8_param_copy", chain, -1, -1, Phase::fwd);
 }
 
 bool prefetches_param_gather(const layout::Layout& layout) {
@@ -88,14 +115,28 @@ memory::LayerShare chunk_params(const StepContext& ctx, int rank) {
 }
 
 void reduce_scatter_chunks(const StepContext& ctx, OpWriter& out, int rank, const std::vector<OpId>& last_backward,
-                           std::vector<OpId>& reduces) {
+                           std::vector<OpId>& reduces, const std::vector<OpId>& launch_after) {
   const memory::LayerShare params = chunk_params(ctx, rank);
-  for (const OpId last : last_backward) {
+  auto ready = [&](std::size_t c) {
+    return c < launch_after.size() ? std::max(last_backward[c], launch_after[c]) : last_backward[c];
+  };
+  std::vector<std::size_t> order(last_backward.size());
+  for (std::size_t c = 0; c < order.size(); ++c) order[c] = c;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return ready(a) < ready(b); });
+  for (const std::size_t c : order) {
+    opgraph::OpIds deps{last_backward[c]};
+    if (c < launch_after.size() && launch_after[c] >= 0 && launch_after[c] != last_backward[c])
+      deps.push_back(launch_after[c]);
     const OpId reduced =
         dp_collectives(ctx, out, rank, params, grad_reduce_bytes(ctx.in.layout), comm::Collective::reduce_scatter,
-                       "dp_grad_reduce_scatter", "edp_grad_reduce_scatter", {last}, -1, -1, Phase::bwd_wgrad);
-    reduces.push_back(reduced >= 0 ? reduced : last);
+                       "dp_grad_reduce_scatter", "edp_grad_reduce_scatter", deps, -1, -1, Phase::bwd_wgrad);
+    reduces.push_back(reduced >= 0 ? reduced : last_backward[c]);
   }
+}
+
+int grad_reduce_delay_steps(const layout::Layout& layout, int rank) {
+  const bool megatron_interleaved = layout.vpp > 1 && layout::resolve_schedule(layout) == layout::Schedule::interleaved;
+  return megatron_interleaved && !layout.fsdp ? rank : 0;
 }
 
 }  // namespace moesim::workload

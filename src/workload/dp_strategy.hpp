@@ -36,6 +36,8 @@ class DataParallelStrategy {
                             Chain& /*chain*/) {}
   virtual void after_layer(const std::vector<LayerRun>& /*layers*/, std::size_t /*k*/, bool /*forward*/,
                            Chain& /*chain*/) {}
+  // A backward unit (B) of `chunk` ended with `last`; called in the rank's schedule order (W units are not B).
+  virtual void after_backward_unit(int /*chunk*/, OpId /*last*/) {}
   // After the rank's last unit, given each chunk's last backward op: the ops the optimizer step waits for.
   virtual std::vector<OpId> reduce_gradients(const std::vector<OpId>& last_backward) = 0;
   // Whether each GPU keeps only its data-parallel shard of the optimizer state.
@@ -61,6 +63,13 @@ double param_gather_bytes(const layout::Layout& layout);
 // align_param_gather, Layout::align_param_gather with its default for the schedule) or gathers a chunk on its
 // first forward and waits.
 bool prefetches_param_gather(const layout::Layout& layout);
+// Bytes per parameter of the copy that follows each parameter all-gather on the compute stream when MXFP8
+// weights are gathered through the gradient buffer (Megatron's _post_param_sync with
+// reuse_grad_buf_for_mxfp8_param_ag): the BF16 slice read, the MXFP8 weight written row- and column-wise with its
+// scales, the slice zeroed for gradient accumulation. 0 where the gather lands in the weights themselves.
+double param_copy_bytes(const layout::Layout& layout);
+// That copy for `params` on `rank`'s compute stream after `chain` (the gather); nothing when it costs no bytes.
+void emit_param_copy(const StepContext& ctx, OpWriter& out, int rank, const memory::LayerShare& params, Chain& chain);
 double grad_reduce_bytes(const layout::Layout& layout);
 // A data-parallel gather or reduce-scatter of `params` (per GPU, before sharding) at `bytes_per_param`: the dense
 // side over DP x CP, then the routed experts over EDP once it is done; a group of one GPU, or a side without
@@ -70,9 +79,16 @@ OpId dp_collectives(const StepContext& ctx, OpWriter& out, int rank, const memor
                     opgraph::OpIds deps, int layer, int mb, Phase phase);
 // This GPU's parameters of one chunk (dense side, expert side).
 memory::LayerShare chunk_params(const StepContext& ctx, int rank);
-// The gradient reduce-scatter of each chunk once its last backward is done (--overlap-grad-reduce), appended to
-// `reduces` (a chunk without one appends its last backward).
+// The gradient reduce-scatter of each chunk once its last backward is done (--overlap-grad-reduce) and, where
+// `launch_after` names one for the chunk (not -1), once that op is done too; appended to `reduces` (a chunk
+// without one appends its last backward). They are issued in the order their chunks become ready (op ids are
+// issue order), as the framework launches them: the DP stream runs them one after another.
 void reduce_scatter_chunks(const StepContext& ctx, OpWriter& out, int rank, const std::vector<OpId>& last_backward,
-                           std::vector<OpId>& reduces);
+                           std::vector<OpId>& reduces, const std::vector<OpId>& launch_after = {});
+// How many backward steps after a chunk's last backward the distributed optimizer launches its reduce-scatter on
+// pipeline rank `rank`: Megatron's interleaved schedule with align_grad_reduce (its default) registers
+// grad_sync_func and launches chunk k's `pp_rank` backward steps late (Megatron-LM 99a10812 schedules.py:1442-1458,
+// the rest after the loop, :2057-2063); 0 otherwise.
+int grad_reduce_delay_steps(const layout::Layout& layout, int rank);
 
 }  // namespace moesim::workload

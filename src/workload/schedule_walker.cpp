@@ -206,6 +206,7 @@ void ScheduleWalker::finish_unit(int rank, UnitPlan& u, DataParallelStrategy& dp
     backward_end_[{chunk, mb}] = u.chain.last;
   else
     last_bwd[static_cast<std::size_t>(chunk)] = u.chain.last;
+  dp.after_backward_unit(chunk, u.chain.last);
 }
 
 namespace {

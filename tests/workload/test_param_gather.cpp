@@ -2,10 +2,12 @@
 // (workload/dp_distributed_optimizer.cpp): on, every chunk's gather is issued at the step's start; off, each
 // chunk's first forward issues it once its input is there and waits for it. Small-moe PP2 VPP2 (four virtual
 // stages of two layers) on one DGX H100, DP4 (tests/fixtures/predict/h100x8.json): the dense side is gathered over
-// four GPUs, the experts (EP4, EDP1) not at all.
+// four GPUs, the experts (EP4, EDP1) not at all. Then, on 64 GPUs of a GB200 NVL72 in MXFP8: the copy of the
+// gathered weights out of the gradient buffer, and the order and launch step of the gradient reduce-scatters.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
 #include <vector>
 
 #include "core/units.hpp"
@@ -126,4 +128,125 @@ TEST_CASE("MXFP8 primary weights are gathered in BF16 through the gradient buffe
   CHECK(workload::param_gather_bytes(l) == 1.0);
   l.fp8_param_gather = false;
   CHECK(workload::param_gather_bytes(l) == 2.0);
+}
+
+namespace {
+// small-moe PP2 VPP2 EP32 on 64 GPUs of a GB200 NVL72 (tests/fixtures/predict/gb200x64.json): DP32 on the dense
+// side, EDP1; MXFP8, here with FP8 parameter gather (so, under the distributed optimizer, through the gradient
+// buffer) and the lazy gather.
+Played play_gb200(bool fp8_param_gather) {
+  static bool current = true;
+  current = fp8_param_gather;
+  const test::SmallMoeStep in("gb200x64.json", "gb200-nvl72", [](layout::Layout& l) {
+    l.fp8_param_gather = current;
+    l.align_param_gather = false;
+  });
+  Played p{workload::build_step(in.step()), {}};
+  p.w.graph.check_invariants(p.w.network);
+  p.r = engine::Simulator().run(p.w.graph, p.w.network);
+  return p;
+}
+
+std::vector<workload::Op> named_ops(const Played& p, int rank, const char* name) {
+  std::vector<workload::Op> out;
+  for (const auto& op : p.w.graph.ops())
+    if (op.rank == rank && p.named(op, name)) out.push_back(op);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("The MXFP8 copy out of the gradient buffer: 2 bytes read, 2 x (1 + 1/32) written, 2 zeroed per parameter") {
+  layout::Layout l;
+  l.precision = layout::Precision::mxfp8;
+  l.fp8_param_gather = true;
+  // BF16 slice read, row- and column-wise MXFP8 data with one E8M0 scale per 32 elements each, BF16 slice zeroed.
+  CHECK(workload::param_copy_bytes(l) == doctest::Approx(2.0 + 2.0 * (1.0 + 1.0 / 32.0) + 2.0));
+  CHECK(workload::param_copy_bytes(l) == doctest::Approx(6.0625));
+  l.fp8_param_gather = false;  // BF16 weights are gathered into themselves
+  CHECK(workload::param_copy_bytes(l) == 0.0);
+  l.fp8_param_gather = true;
+  l.precision = layout::Precision::fp8_blockwise;  // FP8 primary weights gathered in FP8, in place
+  CHECK(workload::param_copy_bytes(l) == 0.0);
+  l.precision = layout::Precision::mxfp8;
+  l.fsdp = true;  // FSDP2 has no shared gradient buffer
+  CHECK(workload::param_copy_bytes(l) == 0.0);
+}
+
+TEST_CASE(
+    "Each chunk's gathered MXFP8 weights are copied on the compute stream between its gather and its first forward") {
+  const Played mx = play_gb200(true);
+  for (int rank = 0; rank < 2; ++rank) {
+    const auto copies = named_ops(mx, rank, "mxfp8_param_copy");
+    const auto g = gathers(mx, rank);
+    REQUIRE(copies.size() == 2);  // one per chunk
+    REQUIRE(g.size() == 2);
+    for (std::size_t c = 0; c < 2; ++c) {
+      CHECK(copies[c].stream == workload::Stream::compute);
+      CHECK(mx.r.ops[copies[c].id].start >= mx.r.ops[g[c].id].end);
+    }
+  }
+  // Rank 0's chunk 0 holds layers 0-1 (small-moe: 8 layers over 4 virtual stages): its first forward waits for the
+  // copy.
+  const auto c0 = named_ops(mx, 0, "mxfp8_param_copy");
+  CHECK(forward_start(mx, 0, 0) >= mx.r.ops[c0[0].id].end);
+  CHECK(mx.r.ops[c0[0].id].end > mx.r.ops[c0[0].id].start);
+  // BF16 weights (no FP8 parameter gather) are gathered in place: no copy, and the step is not slower.
+  const Played bf16 = play_gb200(false);
+  CHECK(named_ops(bf16, 0, "mxfp8_param_copy").empty());
+  CHECK(named_ops(bf16, 1, "mxfp8_param_copy").empty());
+}
+
+TEST_CASE("Interleaved: rank r launches each chunk's gradient reduce-scatter r backward steps late, in ready order") {
+  layout::Layout l;
+  l.pp = 2;
+  l.vpp = 2;
+  CHECK(workload::grad_reduce_delay_steps(l, 0) == 0);
+  CHECK(workload::grad_reduce_delay_steps(l, 1) == 1);
+  l.vpp = 1;  // 1F1B: the one chunk's reduce-scatter after the loop
+  CHECK(workload::grad_reduce_delay_steps(l, 1) == 0);
+  l.vpp = 2;
+  l.schedule = layout::Schedule::interleaved_zb;  // not Megatron's schedule
+  CHECK(workload::grad_reduce_delay_steps(l, 1) == 0);
+
+  const Played p = play_gb200(true);
+  // Backward units end in schedule order; on each rank chunk 1's last backward comes before chunk 0's (Megatron's
+  // interleaved backward runs the chunks in reverse), so chunk 1's reduce-scatter must be issued first and run
+  // before the rank's last backward has ended: it is not queued behind chunk 0's on the DP stream.
+  for (int rank = 0; rank < 2; ++rank) {
+    const auto rs = named_ops(p, rank, "dp_grad_reduce_scatter");
+    REQUIRE(rs.size() == 2);
+    Picoseconds last_backward_end = 0;
+    for (const auto& op : p.w.graph.ops())
+      if (op.rank == rank && op.kind == workload::OpKind::compute &&
+          (op.phase == workload::Phase::bwd_dgrad || op.phase == workload::Phase::bwd_wgrad))
+        last_backward_end = std::max(last_backward_end, p.r.ops[op.id].end);
+    CHECK(p.r.ops[rs[0].id].start < last_backward_end);
+    CHECK(p.r.ops[rs[1].id].start >= p.r.ops[rs[0].id].end);
+  }
+  // The backward unit after chunk 1's last one is a chunk-0 unit (rank 0: layers 0-1 and 4-5; rank 1: 2-3 and
+  // 6-7). Rank 0 (delay 0) launches chunk 1's reduce-scatter before that unit ends; rank 1 (delay 1) after it.
+  auto first_reduce_vs_next_unit = [&](int rank, int chunk0_layer, int chunk1_layer) {
+    Picoseconds chunk1_end = 0;
+    std::map<int, std::pair<Picoseconds, Picoseconds>> units;  // chunk 0's backward units by micro-batch
+    for (const auto& op : p.w.graph.ops()) {
+      if (op.rank != rank || op.kind != workload::OpKind::compute) continue;
+      if (op.phase != workload::Phase::bwd_dgrad && op.phase != workload::Phase::bwd_wgrad) continue;
+      const auto& t = p.r.ops[op.id];
+      if (op.layer == chunk1_layer || op.layer == chunk1_layer + 1) chunk1_end = std::max(chunk1_end, t.end);
+      if (op.layer == chunk0_layer || op.layer == chunk0_layer + 1) {
+        auto [it, fresh] = units.try_emplace(op.microbatch, t.start, t.end);
+        if (!fresh) it->second = {std::min(it->second.first, t.start), std::max(it->second.second, t.end)};
+      }
+    }
+    Picoseconds next_start = -1, next_end = -1;
+    for (const auto& [mb, se] : units)
+      if (se.first >= chunk1_end && (next_start < 0 || se.first < next_start))
+        next_start = se.first, next_end = se.second;
+    REQUIRE(next_end > 0);
+    return std::pair{p.r.ops[named_ops(p, rank, "dp_grad_reduce_scatter")[0].id].start, next_end};
+  };
+  const auto [rs0, next0] = first_reduce_vs_next_unit(0, 0, 4);
+  CHECK(rs0 < next0);
+  const auto [rs1, next1] = first_reduce_vs_next_unit(1, 2, 6);
+  CHECK(rs1 >= next1);
 }
