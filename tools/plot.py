@@ -5,7 +5,8 @@
       GPUs vs tokens/s/GPU, and scaling efficiency (tokens/s/GPU relative to the group's smallest GPU count),
       one line per value of --group (default: the sweep's vary.system column, else one line). --measured adds
       published points from a CSV with gpus, tokens_per_s_per_gpu and gpu_model columns (e.g.
-      data/measurements/mlperf-v6-dsv3-gb200-scaling.csv), as markers without a line.
+      data/measurements/mlperf-v6-dsv3-gb200-scaling.csv), as markers without a line. Where the sweep carries
+      error bands (its tokens_per_s_per_gpu_low / _high columns), each line gets its band, shaded.
   plot.py breakdown SWEEP.csv -o OUT.png [--label COLUMN] [--percent] [--title T]
       one stacked bar per sweep row that ran: the step's time by part (the time_*_s columns, which add up to the
       step time; --percent: as a share of it), labelled by the vary.* columns (or --label).
@@ -78,7 +79,13 @@ def plot_scaling(args):
         pts = sorted((int(r["gpus"]), number(r["tokens_per_s_per_gpu"])) for r in members)
         gpus = [g for g, _ in pts]
         tps = [t for _, t in pts]
-        ax_t.plot(gpus, tps, marker="o", label=f"{name} (moesim)" if name else "moesim")
+        line = ax_t.plot(gpus, tps, marker="o", label=f"{name} (moesim)" if name else "moesim")[0]
+        band = sorted((int(r["gpus"]), number(r.get("tokens_per_s_per_gpu_low")),
+                       number(r.get("tokens_per_s_per_gpu_high"))) for r in members)
+        if all(lo is not None and hi is not None for _, lo, hi in band):
+            coverage = number(members[0].get("band_coverage")) or 0.8
+            ax_t.fill_between([g for g, _, _ in band], [lo for _, lo, _ in band], [hi for _, _, hi in band],
+                              color=line.get_color(), alpha=0.15, label=f"{100 * coverage:.0f} % error band")
         ax_e.plot(gpus, [100 * t / tps[0] for t in tps], marker="o", label=name or "moesim")
     if args.measured:
         measured = {}
