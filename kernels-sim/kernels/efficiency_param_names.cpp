@@ -74,24 +74,28 @@ void set_kernel_param(KernelEfficiencyParams& p, const std::string& name, double
           "kernel parameter \"" + name + "\" must be " +
               (e.range == Range::fraction ? "a fraction in (0, 1]" : "a finite number >= 0") + ", got " + text}});
   const std::string note = source + " " + name + "=" + text;
-  if (name == "hbm_fraction")
+  if (name == "hbm_fraction") {
     p.hbm_fraction = value;
-  else if (name == "kernel_fixed_us")
+    p.hbm_fraction_source = note;
+  } else if (name == "kernel_fixed_us") {
     p.kernel_fixed_s = value * 1e-6;
-  else if (name == "grouped_gemm_overhead_rows")
+    p.kernel_fixed_source = note;
+  } else if (name == "grouped_gemm_overhead_rows") {
     p.grouped_gemm_overhead_rows = value;
-  else if (name == "gemm_ceiling_mxfp8_blackwell")
+    p.grouped_gemm_overhead_source = note;
+  } else if (name == "gemm_ceiling_mxfp8_blackwell") {
     for (auto& c : p.gemm_ceilings) {
       if (c.dtype != DType::fp8_block || c.arch == Arch::hopper) continue;
       c.fraction = value;
       c.source = note;
     }
-  else
+  } else {
     for (Arch a : elementwise_archs(name)) {
       auto& row = elementwise_row(p, a);
       row.fraction = value;
       row.source = note;
     }
+  }
   p.source += "; " + note;
 }
 

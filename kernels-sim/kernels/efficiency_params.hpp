@@ -1,18 +1,23 @@
 #pragma once
 // KernelEfficiencyParams: every calibration constant of the roofline kernel cost model, as plain data. The
-// built-in set (builtin_kernel_efficiency) takes each figure from data/reference/hardware.md §5 with its
-// source; a JSON file of the same shape (load_kernel_efficiency_params) can replace it, which is how fitted
-// coefficients from kernels/fit/ or a hand-edited set for a new GPU plug in without code changes.
+// built-in set is a data file, kernels-sim/data/efficiency/builtin.json (every figure from
+// data/reference/hardware.md §5 with its source; derivations in kernels-sim/data/efficiency/README.md), read by
+// the strict reader below; a file of the same shape can replace it, which is how fitted coefficients from
+// kernels/fit/ or a hand-edited set for a new GPU plug in without code changes.
 //
-// JSON shape (all keys required, unknown keys are errors; every row names its source):
-//   { "source": "...", "hbm_fraction": 0.8, "kernel_fixed_us": 2.0, "grouped_gemm_overhead_rows": 123.5,
+// JSON shape (all keys required unless marked optional, unknown keys are errors; every entry names its source):
+//   { "source": "...", "about": "..." (optional),
+//     "hbm_fraction": {"value": 0.8, "unit": "fraction", "source": "..."},
+//     "kernel_fixed_us": {"value": 2, "unit": "us", "source": "..."},
+//     "grouped_gemm_overhead_rows": {"value": 123.5, "unit": "rows", "source": "..."},
 //     "per_expert_gemms": {"kernel_us": 2.7, "ceiling_scale": 0.94, "source": "..."},
 //     "elementwise_hbm": [ {"arch": "hopper", "fraction": 0.31, "source": "..."} ],
 //     "gemm_ceilings": [ {"arch": "hopper", "dtype": "bf16", "fraction": 0.803, "source": "..."} ],
 //     "gemm_tilings":  [ {"arch": "hopper", "tile_m": 128, "tile_n": 256, "sms_per_tile": 1, "source": "..."} ],
 //     "attention":     [ {"arch": "hopper", "dtype": "bf16", "pass": "fwd", "ceiling_fraction": 0.73,
 //                         "half_seq": 903, "source": "..."} ] }
-//   An attention row may add "cudnn_below": N (a curve of cuDNN releases older than N; AttentionCurve).
+//   Every entry may add "note" (a derivation, for the reader of the file). An attention row may add
+//   "cudnn_below": N (a curve of cuDNN releases older than N; AttentionCurve).
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -67,21 +72,24 @@ struct AttentionCurve {
 };
 
 struct KernelEfficiencyParams {
-  std::string source;  // where this set came from: "built-in (hardware.md §5)" or the file it was read from
+  std::string source;  // where this set came from: the built-in file's "source", or another file's
   std::vector<GemmCeiling> gemm_ceilings;
   std::vector<GemmTiling> gemm_tilings;
   // Grouped GEMM: every non-empty expert costs this many extra rows of work (its weights are loaded and its tile
   // pipeline filled once per expert), so an expert of m rows (a tile multiple) runs at m / (m + overhead) of the
   // dense-GEMM rate.
   double grouped_gemm_overhead_rows = 0;
+  std::string grouped_gemm_overhead_source;
   PerExpertGemms per_expert_gemms;
   std::vector<AttentionCurve> attention;
   double hbm_fraction = 0;  // achieved fraction of datasheet HBM bandwidth for streaming kernels
+  std::string hbm_fraction_source;
   // Per architecture where measured: what memory-bound kernels (norms, casts / quantisation, activations,
   // permutes, optimizer) reach inside a training step; an architecture without an entry uses hbm_fraction.
   std::vector<ElementwiseBandwidth> elementwise_hbm;
   double elementwise_fraction(Arch a) const;
   double kernel_fixed_s = 0;  // device time every kernel pays regardless of size (ramp-up and tail)
+  std::string kernel_fixed_source;
 
   // Lookups; a missing row is a ConfigError naming `source` and the (arch, dtype) asked for.
   const GemmCeiling& gemm_ceiling(Arch a, DType d) const;
@@ -107,8 +115,11 @@ struct GroupedGemmPoint {
 PerExpertGemms per_expert_gemms_through(const GroupedGemmPoint& a, const GroupedGemmPoint& b, double peak_flops,
                                         double ceiling, const GemmTiling& tiling, int sms, std::string source);
 
-// The built-in set, every figure from data/reference/hardware.md §5 (see the table in docs/kernel-model.md).
-KernelEfficiencyParams builtin_kernel_efficiency();
+// The built-in set: <data_root>/kernels-sim/data/efficiency/builtin.json, read once per data root (the root is
+// config::data_dir(): --data-dir, $MOESIM_DATA_DIR or the source tree). A missing or bad file is a ConfigError.
+std::filesystem::path builtin_kernel_efficiency_file(const std::filesystem::path& data_root);
+KernelEfficiencyParams builtin_kernel_efficiency(const std::filesystem::path& data_root);
+KernelEfficiencyParams builtin_kernel_efficiency();  // under config::data_dir() (no --data-dir)
 
 // Strict JSON reading (all problems of the file in one ConfigError, exit code 2).
 KernelEfficiencyParams load_kernel_efficiency_params(const std::filesystem::path& file);

@@ -49,7 +49,7 @@ struct AttentionShape {
   std::int64_t keys_per_call = 0;
   // The cuDNN release the fused-attention kernel comes from, in cuDNN's own encoding (MAJOR*10000 + MINOR*100 +
   // PATCH, e.g. 91301 for 9.13.1); 0 = the newest release the attention curves describe. Kernels of older releases
-  // are slower on Blackwell (efficiency_params.cpp, curves with `cudnn_below`).
+  // are slower on Blackwell (kernels-sim/data/efficiency/builtin.json, curves with `cudnn_below`).
   int cudnn_version = 0;
 };
 struct AttentionFwd : AttentionShape {};

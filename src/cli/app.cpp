@@ -14,7 +14,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   CLI::App app{"moesim: simulator and performance model of Mixture-of-Experts training on GPU clusters", "moesim"};
   app.require_subcommand(1);
   app.add_option("--data-dir", ctx.data_dir,
-                 "Folder holding models/ and topologies/ (default: $MOESIM_DATA_DIR or the source tree)");
+                 "Folder holding models/, topologies/ and the calibration data (data/params/, "
+                 "kernels-sim/data/efficiency/) (default: $MOESIM_DATA_DIR or the source tree)");
   add_check_command(app, ctx);
   add_list_command(app, ctx);
   add_fit_command(app, ctx);

@@ -53,7 +53,7 @@ std::vector<BandTable> band_tables(const std::filesystem::path& root) {
 std::vector<bands::ErrorRow> predict_tables(const Context& ctx, int jobs) {
   const TableSources sources(ctx);
   const auto root = sources.root();
-  const auto params = model_params({});
+  const auto params = model_params({}, ctx);
   const auto kernel_model = select_kernel_model_per_gpu("auto", ctx, params.kernels);
   predict::PredictOptions base;
   base.kernels = kernel_model.model.get();

@@ -1,4 +1,5 @@
-// moesim describe --model M: a model's architecture, parameter counts and FLOPs per token.
+// moesim describe --model M: a model's architecture, parameter counts and FLOPs per token. --params: the general
+// parameters instead (describe_params.hpp).
 #include <memory>
 #include <ostream>
 #include <string>
@@ -7,8 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/context.hpp"
+#include "cli/describe_params.hpp"
 #include "config/data_dir.hpp"
 #include "core/did_you_mean.hpp"
+#include "core/error.hpp"
 #include "core/text.hpp"
 #include "model/flops.hpp"
 #include "model/model_catalog.hpp"
@@ -24,6 +27,8 @@ struct DescribeArgs {
   std::int64_t tp = 1;
   std::int64_t mtp = -1;  // -1 = the model's own
   bool json = false;
+  bool params = false;
+  std::string system;  // with --params: also list this system's calibration figures
 };
 
 std::string billions(std::int64_t n) { return fixed_decimals(static_cast<double>(n) / 1e9, 2) + " B"; }
@@ -49,6 +54,13 @@ std::string attention_text(const model::ModelSpec& m) {
 }
 
 void run_describe(const DescribeArgs& args, Context& ctx) {
+  if (args.params) {
+    if (!args.model.empty()) throw UsageError("describe: give --model or --params, not both");
+    print_params(ctx, args.json, args.system);
+    return;
+  }
+  if (args.model.empty()) throw UsageError("describe: --model is required (or --params)");
+  if (!args.system.empty()) throw UsageError("describe: --system goes with --params");
   const auto convention = model::parse_flops_convention(args.convention);
   if (!convention)
     throw UsageError("--flops-convention: unknown convention \"" + args.convention + "\"; expected one of " +
@@ -126,10 +138,15 @@ void run_describe(const DescribeArgs& args, Context& ctx) {
 }  // namespace
 
 void add_describe_command(CLI::App& app, Context& ctx) {
-  auto* sub = app.add_subcommand("describe", "Show a model's architecture, parameter counts and FLOPs per token");
+  auto* sub = app.add_subcommand(
+      "describe",
+      "Show a model's architecture, parameter counts and FLOPs per token, or (--params) every general "
+      "parameter with its value, unit, source and whether it was fitted");
   auto args = std::make_shared<DescribeArgs>();
-  sub->add_option("--model,-m", args->model, "Catalog name or alias, catalog file, or Hugging Face config.json")
-      ->required();
+  sub->add_option("--model,-m", args->model, "Catalog name or alias, catalog file, or Hugging Face config.json");
+  sub->add_flag("--params", args->params,
+                "List the step parameters and kernel efficiency constants (data files) instead of a model");
+  sub->add_option("--system", args->system, "With --params: also that system's and its GPU's calibration figures");
   sub->add_option("--seq", args->seq, "Sequence length (default 4096)")->check(CLI::PositiveNumber);
   sub->add_option("--flops-convention", args->convention, "megatron | torchtitan | maxtext (default megatron)");
   sub->add_option("--tp", args->tp, "Tensor-parallel size, for Megatron's vocabulary padding (default 1)")

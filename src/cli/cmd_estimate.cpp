@@ -53,7 +53,7 @@ struct Args {
 
 void print_agreement(Context& ctx, const Args& args) {
   const TableSources sources(ctx);
-  const auto params = model_params(args.flags.params);
+  const auto params = model_params(args.flags.params, ctx);
   const auto kernel_model = select_kernel_model_per_gpu(args.flags.kernel_model, ctx, params.kernels);
   predict::PredictOptions base;
   base.kernels = kernel_model.model.get();

@@ -27,7 +27,7 @@ void add_memory_command(CLI::App& app, Context& ctx) {
   sub->add_flag("--json", args->json, "Print JSON (max_GiB, usable_GiB, fits, ranks[])");
   sub->callback([&ctx, args] {
     const predict::Case c = resolve_case(args->flags, ctx);
-    model_params(args->flags.params);  // memory uses no general parameter, but a bad --param is still an error
+    model_params(args->flags.params, ctx);  // memory uses no general parameter, but a bad --param is still an error
     const auto facts = memory::model_facts(c.model);
     layout::check_feasibility(c.layout, facts);
     const auto est = memory::estimate_memory(c.model, c.layout, layout::assign_stages(c.layout, facts),

@@ -153,7 +153,7 @@ PointResult run_point(const CaseFlags& base, const std::vector<Axis>& axes, cons
     const Context point_ctx{quiet, quiet, ctx.data_dir};
     predict::Case c = resolve_case(flags, point_ctx);
     for (const auto& [set, value] : figures) (*set)(c.system, value);
-    const auto params = model_params(flags.params);
+    const auto params = model_params(flags.params, point_ctx);
     const auto kernel_model = select_kernel_model(flags.kernel_model, c.system.gpu.name, point_ctx, params.kernels);
     predict::PredictOptions o;
     o.kernels = kernel_model.model.get();

@@ -185,7 +185,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
                                       return stages::default_stage_layout(c, o);
                                     })
                               : std::function<std::string(const predict::Case&, const predict::PredictOptions&)>{}};
-    const auto params = model_params(args->params);
+    const auto params = model_params(args->params, ctx);
     const auto kernel_model = select_kernel_model_per_gpu(args->kernel_model, ctx, params.kernels);
     predict::PredictOptions base;
     base.kernels = kernel_model.model.get();

@@ -18,6 +18,7 @@
 #include "stages/stage_layout.hpp"
 #include "topology/system_catalog.hpp"
 #include "validate/param_fit.hpp"
+#include "workload/step_params_file.hpp"
 
 namespace moesim::cli {
 
@@ -57,8 +58,9 @@ kernels::KernelModelChoice select_kernel_model_per_gpu(const std::string& kernel
   return kernels::select_kernel_cost_model_per_gpu(fits_dir(ctx), kernel_model, roofline);
 }
 
-ModelParams model_params(const std::vector<std::string>& param_flags) {
-  ModelParams p;
+ModelParams model_params(const std::vector<std::string>& param_flags, const Context& ctx) {
+  const auto root = config::data_dir(ctx.data_dir);
+  ModelParams p{workload::load_step_params(root), kernels::builtin_kernel_efficiency(root)};
   for (const auto& text : param_flags) {
     const auto eq = text.find('=');
     if (eq == std::string::npos || eq == 0) throw UsageError("--param expects name=value, got \"" + text + "\"");
@@ -157,7 +159,7 @@ predict::Case resolve_case(const CaseFlags& flags, const Context& ctx, bool* def
 PreparedFlags prepare_flags(const CaseFlags& flags, const Context& ctx, bool optimise_stages) {
   bool default_layout = false;
   PreparedFlags p{resolve_case(flags, ctx, &default_layout), {}, {}};
-  const auto params = model_params(flags.params);
+  const auto params = model_params(flags.params, ctx);
   p.kernel_model = select_kernel_model(flags.kernel_model, p.c.system.gpu.name, ctx, params.kernels);
   p.options.kernels = p.kernel_model.model.get();
   p.options.flops_convention = flops_convention(flags);

@@ -69,9 +69,10 @@ kernels::KernelModelChoice select_kernel_model_per_gpu(const std::string& kernel
 // constants of the roofline kernel model (kernels/efficiency_param_names.hpp).
 struct ModelParams {
   workload::StepParams step;
-  kernels::KernelEfficiencyParams kernels = kernels::builtin_kernel_efficiency();
+  kernels::KernelEfficiencyParams kernels;
 };
-// The defaults with every --param override applied (unknown names: ConfigError with a did-you-mean over both sets).
-ModelParams model_params(const std::vector<std::string>& param_flags);
+// The data files' values under the data dir (data/params/step_params.json, kernels-sim/data/efficiency/builtin.json)
+// with every --param override applied (unknown names: ConfigError with a did-you-mean over both sets).
+ModelParams model_params(const std::vector<std::string>& param_flags, const Context& ctx);
 
 }  // namespace moesim::cli

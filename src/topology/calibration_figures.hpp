@@ -23,6 +23,8 @@ class CalibrationFigures {
   bool empty() const noexcept { return figures_.empty(); }
   // nullptr when absent: callers fall back to the datasheet peak and say so.
   const CalibrationFigure* find(std::string_view name) const;
+  // Every figure by name (for listings such as `moesim describe --params`).
+  const std::map<std::string, CalibrationFigure, std::less<>>& all() const noexcept { return figures_; }
 
  private:
   std::map<std::string, CalibrationFigure, std::less<>> figures_;

@@ -3,8 +3,10 @@
 #include <cmath>
 #include <variant>
 
+#include "config/data_dir.hpp"
 #include "core/did_you_mean.hpp"
 #include "core/error.hpp"
+#include "workload/step_params_file.hpp"
 
 namespace moesim::workload {
 namespace {
@@ -38,6 +40,24 @@ const Entry& find(const std::string& name) {
                           "; known: " + join_names(step_param_names())}});
 }
 }  // namespace
+
+StepParams::StepParams() : StepParams(step_param_entries(config::data_dir())) {}
+
+StepParams::StepParams(const std::vector<StepParamEntry>& entries) {
+  // The reader checked that every field has exactly one entry; a field without one would stay unset.
+  if (entries.size() != table().size()) throw InternalError("StepParams: not one entry per step parameter");
+  for (const auto& e : entries) {
+    const auto& f = find(e.name).field;
+    if (const auto* d = std::get_if<double StepParams::*>(&f))
+      this->*(*d) = e.value;
+    else
+      this->*(std::get<int StepParams::*>(f)) = static_cast<int>(e.value);
+  }
+}
+
+bool step_param_from_system(const std::string& name) {
+  return name == "kernel_launch_us" || name == "torch_op_host_us" || name == "te_module_host_us";
+}
 
 std::vector<std::string> step_param_names() {
   std::vector<std::string> out;

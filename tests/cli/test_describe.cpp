@@ -92,3 +92,47 @@ TEST_CASE("list models shows names with their aliases") {
                    "(with MTP))\n") != std::string::npos);
   CHECK(r.out.find("llama3.1-405b  (aliases: ") != std::string::npos);
 }
+
+TEST_CASE("describe --params: every general parameter with value, unit, source and whether fitted") {
+  const auto r = describe({"--params", "--json"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& step = j.at("step_params").at("params");
+  CHECK(step.size() == 10);
+  int fitted = 0;
+  for (const auto& e : step) {
+    CHECK(!e.at("source").get<std::string>().empty());
+    fitted += e.at("fitted").get<bool>();
+    if (e.at("name") == "framework_host_factor") {
+      CHECK(e.at("value").get<double>() == 2.8);
+      CHECK(e.at("unit") == "x");
+      CHECK(e.at("fitted").get<bool>());
+    }
+  }
+  CHECK(fitted == 3);
+  const auto& kernels = j.at("kernel_efficiency").at("params");
+  CHECK(kernels.size() == 43);  // 4 scalars and per-expert GEMMs, 3 elementwise, 11 ceilings, 3 tilings, 22 curves
+  int kernel_fits = 0;
+  for (const auto& e : kernels) kernel_fits += e.at("fitted").get<bool>();
+  CHECK(kernel_fits == 4);
+  CHECK(j.at("calibration").contains("see"));
+  // With a system: its calibration figures and its GPU's, each with its source.
+  const auto s = describe({"--params", "--json", "--system", "dgx-h100"});
+  REQUIRE(s.code == 0);
+  const auto sj = nlohmann::json::parse(s.out);
+  const auto& cal = sj.at("calibration").at("params");
+  bool launch = false;
+  for (const auto& e : cal) {
+    CHECK(!e.at("source").get<std::string>().empty());
+    launch = launch || (e.at("name") == "kernel_launch" && e.at("unit") == "us");
+  }
+  CHECK(launch);
+  // Text: one line per entry, fitted ones marked.
+  const auto t = describe({"--params"});
+  REQUIRE(t.code == 0);
+  CHECK(t.out.find("framework_host_factor = 2.8 x  (fitted)") != std::string::npos);
+  CHECK(t.out.find("gemm_ceiling hopper/bf16 = 0.803012 fraction") != std::string::npos);
+  // Usage: one of --model and --params.
+  CHECK(describe({}).code == 1);
+  CHECK(describe({"--params", "--model", "deepseek-v3"}).code == 1);
+}

@@ -81,7 +81,10 @@ TEST_CASE("run --kernel-model auto uses <data dir>/kernels-sim/fits/<gpu>.json w
   const fs::path data = temp_dir("auto");
   fs::create_directory_symlink(fs::path(MOESIM_SOURCE_DIR) / "models", data / "models");
   fs::create_directory_symlink(fs::path(MOESIM_SOURCE_DIR) / "topologies", data / "topologies");
+  // The calibration data (step parameters, the roofline's efficiency curves) lives under the data dir too.
+  fs::create_directory_symlink(fs::path(MOESIM_SOURCE_DIR) / "data", data / "data");
   fs::create_directories(data / "kernels-sim" / "fits");
+  fs::create_directory_symlink(fs::path(MOESIM_SOURCE_DIR) / "kernels-sim" / "data", data / "kernels-sim" / "data");
   fs::copy_file(fixture, data / "kernels-sim" / "fits" / "h200-sxm.json");
   auto args = h200_run("auto");
   args.insert(args.begin(), {"--data-dir", data.string()});

@@ -7,23 +7,8 @@
 using namespace moesim;
 using namespace moesim::kernels;
 
-TEST_CASE("every built-in constant names its source; assumptions say so") {
+TEST_CASE("the built-in set is complete: every (arch, dtype) with a datapath has its ceilings and curves") {
   const auto p = builtin_kernel_efficiency();
-  int assumptions = 0, fits = 0;
-  auto check_source = [&](const std::string& s) {
-    CHECK(!s.empty());
-    const bool sourced = s.find("[S") != std::string::npos || s.rfind("moe-modeling.md §", 0) == 0;
-    const bool assumption = s.rfind("assumption", 0) == 0;
-    const bool fitted = s.rfind("FITTED: moesim validate --fit ", 0) == 0;  // a general parameter refit to the table
-    CHECK((sourced || assumption || fitted));
-    if (assumption) ++assumptions;
-    if (fitted) ++fits;
-  };
-  for (const auto& c : p.gemm_ceilings) check_source(c.source);
-  for (const auto& t : p.gemm_tilings) check_source(t.source);
-  for (const auto& a : p.attention) check_source(a.source);
-  CHECK(assumptions == 10);  // keep in step with the table in docs/kernel-model.md
-  CHECK(fits == 2);          // the Blackwell MXFP8 GEMM ceiling (blackwell, blackwell_ultra)
   // Every (arch, dtype) with a datapath has a GEMM ceiling and both attention passes (FP4 attention excepted).
   for (auto a : {Arch::hopper, Arch::blackwell, Arch::blackwell_ultra}) {
     for (auto d : {DType::bf16, DType::fp8, DType::fp8_block}) {
@@ -34,6 +19,74 @@ TEST_CASE("every built-in constant names its source; assumptions say so") {
     }
   }
   CHECK_THROWS_AS(p.attention_curve(Arch::blackwell, DType::fp4, false), ConfigError);
+}
+
+// The data file holds the doubles its notes derive; these re-derive each from the published points (the same
+// arithmetic the C++ built-in set used before it became data), exactly.
+TEST_CASE("the built-in file's figures are their derivations from the published points") {
+  using A = Arch;
+  using D = DType;
+  const auto p = builtin_kernel_efficiency();
+  CHECK(p.gemm_ceiling(A::hopper, D::bf16).fraction == 794.5 / 989.4);  // [S2] MAMF / datasheet peak
+  CHECK(p.gemm_ceiling(A::hopper, D::fp8).fraction == 1402.6 / 1978.9);
+  CHECK(p.gemm_ceiling(A::hopper, D::fp8_block).fraction == 1358.0 / 1978.9);  // [S28]
+  CHECK(p.gemm_ceiling(A::blackwell, D::bf16).fraction == 1822.0 / 2500.0);
+  CHECK(p.gemm_ceiling(A::blackwell, D::fp8).fraction == 3615.6 / 5000.0);
+  CHECK(p.gemm_ceiling(A::blackwell, D::fp4).fraction == 7627.6 / 0.804 / 10000.0);  // [S14] / sustained_math
+  CHECK(p.gemm_ceiling(A::blackwell_ultra, D::bf16).fraction == 1769.0 / 2250.0);
+  CHECK(p.gemm_ceiling(A::blackwell_ultra, D::fp8).fraction == 3353.3 / 4500.0);
+  CHECK(p.gemm_ceiling(A::blackwell_ultra, D::fp4).fraction == 7627.6 / 10000.0);
+  CHECK(p.hbm_fraction == 2.7 / 3.35);                                                              // [S28]
+  CHECK(p.elementwise_fraction(A::hopper) == (4096.0 * 7168 * 2 * 2 / (115e-6 - 2e-6)) / 3.35e12);  // h800-trace
+  CHECK(p.kernel_fixed_s == 2e-6);
+  CHECK(p.grouped_gemm_overhead_rows == 123.5);  // (1024 + 4h) / (1024 + h) = 1233 / 932
+  const auto pe = per_expert_gemms_through({8, 4096, 768, 2048, 628.0}, {16, 2048, 768, 2048, 554.0}, 989.4e12,
+                                           794.5 / 989.4, p.gemm_tiling(A::hopper), 132, "[S29]");
+  CHECK(p.per_expert_gemms.kernel_s == pe.kernel_s);
+  CHECK(p.per_expert_gemms.ceiling_scale == pe.ceiling_scale);
+  // Attention: (value at 4k, value at 32k, peak) per curve, [S32] (current releases) and [S63] (cuDNN < 9.18).
+  struct Points {
+    A a;
+    D d;
+    bool bwd;
+    double lo, hi, peak;
+    int cudnn_below = 0;
+  };
+  const std::vector<Points> points = {
+      {A::hopper, D::bf16, false, 591, 702, 989.4},
+      {A::hopper, D::bf16, true, 474, 612, 989.4},
+      {A::hopper, D::fp8, false, 854, 1062, 1978.9},
+      {A::hopper, D::fp8, true, 474, 612, 1978.9},
+      {A::hopper, D::fp8_block, false, 854, 1062, 1978.9},
+      {A::hopper, D::fp8_block, true, 474, 612, 1978.9},
+      {A::blackwell, D::bf16, false, 1334, 1701, 2500},
+      {A::blackwell, D::bf16, true, 1131, 1434, 2500},
+      {A::blackwell, D::fp8, false, 1801, 2221, 5000},
+      {A::blackwell, D::fp8, true, 1166, 1805, 5000},
+      {A::blackwell, D::fp8_block, false, 1716, 2143, 5000},
+      {A::blackwell, D::fp8_block, true, 1166, 1805, 5000},
+      {A::blackwell_ultra, D::bf16, false, 1672, 2014, 2500},
+      {A::blackwell_ultra, D::bf16, true, 1195, 1559, 2500},
+      {A::blackwell_ultra, D::fp8, false, 2324, 3157, 5000},
+      {A::blackwell_ultra, D::fp8, true, 1309, 1926, 5000},
+      {A::blackwell_ultra, D::fp8_block, false, 2324, 3157, 5000},
+      {A::blackwell_ultra, D::fp8_block, true, 1309, 1926, 5000},
+      {A::blackwell, D::bf16, false, 1141.14, 1514.76, 2250, 91800},
+      {A::blackwell, D::bf16, true, 832.907, 1180.25, 2250, 91800},
+      {A::blackwell, D::fp8, false, 1230.65, 1781.41, 4500, 91800},
+      {A::blackwell, D::fp8, true, 972.284, 1582.24, 4500, 91800},
+  };
+  CHECK(p.attention.size() == points.size());
+  for (const auto& pt : points) {
+    CAPTURE(to_string(pt.a));
+    CAPTURE(to_string(pt.d));
+    CAPTURE(pt.bwd);
+    const auto want = attention_curve_through(pt.a, pt.d, pt.bwd, 4096, pt.lo, 32768, pt.hi, pt.peak, "");
+    const auto& got = p.attention_curve(pt.a, pt.d, pt.bwd, pt.cudnn_below > 0 ? pt.cudnn_below - 1 : 0);
+    CHECK(got.cudnn_below == pt.cudnn_below);
+    CHECK(got.ceiling_fraction == want.ceiling_fraction);
+    CHECK(got.half_seq == want.half_seq);
+  }
 }
 
 TEST_CASE("a curve through two points reproduces both") {
@@ -109,12 +162,14 @@ TEST_CASE("a bad efficiency file reports every problem at once, with did-you-mea
     CHECK(e.code() == ExitCode::bad_config);
     const std::string f = MOESIM_FIXTURES_DIR "/kernels/bad_efficiency.json";
     const std::string what = e.what();
-    CHECK(what.find(f + ":/hbm_fraction: must be a fraction in (0, 1], got 1.500000") != std::string::npos);
+    CHECK(what.find(f + ":/hbm_fraction/value: must be a fraction in (0, 1], got 1.500000") != std::string::npos);
+    CHECK(what.find(f + ":/kernel_fixed_us/source: missing required key \"source\"") != std::string::npos);
+    CHECK(what.find(f + ":/grouped_gemm_overhead_rows/unit: expected \"rows\", got \"us\"") != std::string::npos);
     CHECK(what.find(f + ":/gemm_ceilings/0/arch: expected one of hopper, blackwell, blackwell_ultra, got \"hoper\" "
                         "(did you mean \"hopper\"?)") != std::string::npos);
     CHECK(what.find(f + ":/gemm_ceilings/1/fracton: unknown key \"fracton\" (did you mean \"fraction\"?)") !=
           std::string::npos);
     CHECK(what.find(f + ":/attention/0/pass: expected one of fwd, bwd, got \"forward\"") != std::string::npos);
-    CHECK(e.diagnostics().size() == 5);  // the four above plus the missing /gemm_ceilings/1/fraction
+    CHECK(e.diagnostics().size() == 7);  // the six above plus the missing /gemm_ceilings/1/fraction
   }
 }
