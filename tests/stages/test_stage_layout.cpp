@@ -7,7 +7,6 @@
 
 #include <doctest/doctest.h>
 
-
 #include "estimate/estimate_step.hpp"
 #include "layout/pipeline_layout.hpp"
 #include "memory/memory_model.hpp"
