@@ -6,6 +6,7 @@
 
 #include "config/csv_table.hpp"
 #include "core/error.hpp"
+#include "predict/predict_step.hpp"
 #include "validate/memory_check.hpp"
 #include "validate_cases.hpp"
 
@@ -42,4 +43,35 @@ TEST_CASE("validate --memory: a table without the measured columns is bad input 
     CHECK(std::string(e.what()).find("real_alloc_gib") != std::string::npos);
     CHECK(std::string(e.what()).find("t.csv") != std::string::npos);
   }
+}
+
+// Per pipeline stage: the SimuMax summary JSON (docs/b200/b200_release_v1.2_summary.json @4dcaae513ba7, field
+// peak_memory_by_rank_mb) gives each rank's max_memory_allocated; on these PP2 runs ranks 0-3 are the first stage and
+// 4-7 the last (Megatron's rank order puts PP outermost). The CSV keeps only the maximum; the stages are checked here.
+TEST_CASE("validate --memory: the PP2 SimuMax runs per stage, and the fullest stage is the measured one") {
+  const auto table = config::read_csv(MOESIM_SOURCE_DIR "/data/measurements/simumax_b200.csv");
+  const auto resolve = test::catalog_resolvers();
+  struct Stages {
+    const char* id;
+    double first_mb, last_mb;  // max_allocated_mb of rank 0 and rank 4
+  };
+  int checked = 0;
+  for (const Stages& s : {Stages{"SB001", 68149.20, 64479.48}, Stages{"SB025", 88688.76, 89173.09},
+                          Stages{"SB006", 32342.72, 45774.57}, Stages{"SB008", 72948.29, 116736.46}}) {
+    for (const auto& row : table.rows) {
+      if (row.at("id") != s.id) continue;
+      CAPTURE(s.id);
+      const auto rc = validate::case_from_row(row, resolve);
+      REQUIRE(rc.c.has_value());
+      const auto memory = predict::prepare_case(*rc.c, rc.options).memory;
+      REQUIRE(memory.ranks.size() == 2);
+      const double first = memory.ranks[0].allocated() / (1024.0 * 1024),
+                   last = memory.ranks[1].allocated() / (1024.0 * 1024);
+      CHECK(first == doctest::Approx(s.first_mb).epsilon(0.05));
+      CHECK(last == doctest::Approx(s.last_mb).epsilon(0.05));
+      CHECK((first > last) == (s.first_mb > s.last_mb));
+      ++checked;
+    }
+  }
+  CHECK(checked == 4);
 }
