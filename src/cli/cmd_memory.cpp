@@ -48,11 +48,14 @@ void add_memory_command(CLI::App& app, Context& ctx) {
                          {"weights_GiB", b.weights / kGiB},
                          {"gradients_GiB", b.gradients / kGiB},
                          {"optimizer_GiB", b.optimizer / kGiB},
+                         {"te_dummy_wgrads_GiB", b.te_dummy_wgrads / kGiB},
                          {"fsdp_unsharded_GiB", b.fsdp_unsharded / kGiB},
                          {"activations_GiB", b.activations / kGiB},
                          {"inflight_chunks", b.inflight_units},
                          {"buffers_GiB", b.buffers / kGiB},
                          {"fragmentation_GiB", b.fragmentation / kGiB},
+                         {"allocated_GiB", b.allocated() / kGiB},
+                         {"reserved_GiB", b.reserved() / kGiB},
                          {"total_GiB", b.total() / kGiB}});
         // Zero-bubble schedules only: W passes pending at the peak and what they keep (in activations_GiB).
         if (b.pending_wgrad_units > 0) {
@@ -66,13 +69,13 @@ void add_memory_command(CLI::App& app, Context& ctx) {
       char line[200];
       ctx.out << c.model.name << " on " << c.layout.gpus << " x " << c.system.name << ", "
               << predict::layout_summary(c.layout) << "\n";
-      std::snprintf(line, sizeof line, "%-8s %9s %9s %9s %9s %9s %9s %9s\n", "pp rank", "weights", "grads", "optim",
-                    "activ", "buffers", "total", "GiB");
+      std::snprintf(line, sizeof line, "%-8s %9s %9s %9s %9s %9s %9s %9s %9s\n", "pp rank", "weights", "grads", "optim",
+                    "TE wgrad", "activ", "buffers", "total", "GiB");
       ctx.out << line;
       for (const auto& b : est.ranks) {
-        std::snprintf(line, sizeof line, "%-8d %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f\n", b.pp_rank, b.weights / kGiB,
-                      b.gradients / kGiB, b.optimizer / kGiB, b.activations / kGiB,
-                      (b.buffers + b.fragmentation) / kGiB, b.total() / kGiB);
+        std::snprintf(line, sizeof line, "%-8d %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f\n", b.pp_rank,
+                      b.weights / kGiB, b.gradients / kGiB, b.optimizer / kGiB, b.te_dummy_wgrads / kGiB,
+                      b.activations / kGiB, (b.buffers + b.fragmentation) / kGiB, b.total() / kGiB);
         ctx.out << line;
       }
       std::snprintf(line, sizeof line, "usable HBM %.2f GiB: %s\n", est.usable_bytes / kGiB,

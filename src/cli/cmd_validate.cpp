@@ -23,6 +23,7 @@
 #include "stages/stage_layout.hpp"
 #include "topology/system_catalog.hpp"
 #include "validate/dataset_rules.hpp"
+#include "validate/memory_check.hpp"
 #include "validate/param_fit.hpp"
 #include "validate/ranking.hpp"
 #include "validate/recipe_settings.hpp"
@@ -108,6 +109,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     std::string explain;
     bool ladder = false;
     bool ranking = false;
+    bool memory = false;
     bool optimise_stages = false;
     std::string trace;
     std::string fit;
@@ -131,6 +133,10 @@ void add_validate_command(CLI::App& app, Context& ctx) {
   sub->add_flag("--ranking", args->ranking,
                 "Also group rows that differ only in their layout (or share a `group` cell) and report per group the "
                 "Kendall tau-b of measured vs predicted order and the |error| (validate/ranking.hpp)");
+  sub->add_flag("--memory", args->memory,
+                "Compare the memory model with the table's measured allocator peaks (columns real_alloc_gib, "
+                "real_reserved_gib, as simumax_b200.csv): per row and median / p90 / max |error| "
+                "(validate/memory_check.hpp)");
   sub->add_flag("--optimise-stages", args->optimise_stages,
                 "Rows with an uneven split and no layout string run the stage optimiser's layout (moesim layout) "
                 "instead of the balanced stand-in for the recipe's: a what-if, since the published runs did not use "
@@ -214,6 +220,10 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     }
     if (!args->explain.empty()) {
       explain_row(ctx, table, r, base, args->explain, args->trace, kernel_model.why);
+      return;
+    }
+    if (args->memory) {
+      ctx.out << validate::memory_check_text(validate::check_memory(table, r, base));
       return;
     }
     // A bar on a terminal (stderr) while the rows run; silent in pipes and tests.

@@ -7,6 +7,7 @@
 #include "core/units.hpp"
 #include "layout/schedule_counts.hpp"
 #include "memory/activation_memory.hpp"
+#include "memory/te_dummy_wgrad.hpp"
 #include "model/flops.hpp"
 #include "model/parameters.hpp"
 
@@ -92,6 +93,7 @@ MemoryEstimate estimate_memory(const model::ModelSpec& spec, const layout::Layou
     double act_per_microbatch = 0;    // all chunks of the rank, one micro-batch each
     double wgrad_per_microbatch = 0;  // what their W passes would keep, all chunks
     bool holds_embedding = false, holds_head = false;
+    RankModules held;
     // FSDP: the sharded parameters of the rank's largest unit (a layer, the embedding or the head) and of all its
     // units; a side whose group is one GPU is not sharded and gathers nothing.
     const double dense_sharded = dense_d > 1 ? 1.0 : 0.0, expert_sharded = l.edp() > 1 ? 1.0 : 0.0;
@@ -105,6 +107,7 @@ MemoryEstimate estimate_memory(const model::ModelSpec& spec, const layout::Layou
       for (int layer : chunk.layers) {
         add_unit(params.layers.at(static_cast<std::size_t>(layer)));
         act_per_microbatch += spec.is_moe_layer(layer) ? act_moe : act_dense;
+        (spec.is_moe_layer(layer) ? held.moe_layers : held.dense_layers) = true;
         wgrad_per_microbatch += spec.is_moe_layer(layer) ? w_moe : w_dense;
       }
       for (int m : chunk.mtp_layers) {
@@ -113,7 +116,7 @@ MemoryEstimate estimate_memory(const model::ModelSpec& spec, const layout::Layou
         add_unit(params.layers[mtp]);
         act_per_microbatch += act_mtp + 2 * hidden_bytes;  // plus the projected [embedding; hidden] input
         wgrad_per_microbatch += w_mtp;
-        holds_embedding = holds_head = true;  // MTP shares the embedding and the output head
+        holds_embedding = holds_head = held.mtp = true;  // MTP shares the embedding and the output head
       }
       holds_embedding |= chunk.has_embedding;
       holds_head |= chunk.has_loss;
@@ -140,6 +143,8 @@ MemoryEstimate estimate_memory(const model::ModelSpec& spec, const layout::Layou
       b.fsdp_unsharded = unsharded_weights + unsharded_grads;
     }
     b.optimizer = b.dense_params * dense_b.optimizer + b.expert_params * expert_b.optimizer;
+    held.head = holds_head;
+    b.te_dummy_wgrads = te_dummy_wgrad_bytes(spec, l, held);
 
     // Per chunk-micro-batch: the rank's chunks share its layers (DualPipe's two chunks are the two copies' stages).
     const auto counts = schedule_counts_of(l, r);
@@ -170,7 +175,7 @@ MemoryEstimate estimate_memory(const model::ModelSpec& spec, const layout::Layou
 
     b.buffers = reserves.cuda_context_and_nccl_bytes + (spec.is_moe() && l.ep > 1 ? reserves.ep_buffer_bytes : 0);
     if (l.cuda_graph == layout::CudaGraph::full) b.buffers += reserves.full_cuda_graph_fraction * b.activations;
-    b.fragmentation = reserves.allocator_fragmentation * (b.weights + b.gradients + b.optimizer + b.activations);
+    b.fragmentation = reserves.allocator_fragmentation * b.allocated();
     est.ranks.push_back(b);
   }
   return est;
@@ -195,6 +200,7 @@ std::string MemoryEstimate::describe_worst() const {
   row("weights", w.weights);
   row("gradients", w.gradients);
   row("optimizer", w.optimizer);
+  row("TE dummy wgrad", w.te_dummy_wgrads);
   row("activations", w.activations);
   row("buffers", w.buffers);
   row("fragmentation", w.fragmentation);

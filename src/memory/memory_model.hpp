@@ -56,9 +56,16 @@ struct MemoryBreakdown {
   // weight GEMMs' inputs and output gradients keep (included in activations).
   double pending_wgrad_units = 0;
   double wgrad_retained = 0;
+  // Transformer Engine's cached dummy weight gradients, one per distinct weight shape (memory/te_dummy_wgrad.hpp).
+  double te_dummy_wgrads = 0;
   double buffers = 0;  // communication buffers, CUDA context, graph pools
   double fragmentation = 0;
-  double total() const { return weights + gradients + optimizer + activations + buffers + fragmentation; }
+  // What PyTorch's caching allocator hands out at the peak (torch.cuda.max_memory_allocated), what it holds from the
+  // device with its slack (max_memory_reserved), and the whole GPU (plus the CUDA context, NCCL and EP buffers,
+  // which are allocated outside it).
+  double allocated() const { return weights + gradients + optimizer + te_dummy_wgrads + activations; }
+  double reserved() const { return allocated() + fragmentation; }
+  double total() const { return reserved() + buffers; }
 };
 
 struct MemoryEstimate {

@@ -89,7 +89,8 @@ report::StepReport report_without_breakdown(const Case& c, const PredictOptions&
   r.usable_hbm_GiB = c.system.gpu.usable_hbm_bytes() / kGiB;
   for (const auto& b : p.memory.ranks) {
     r.memory.push_back({b.pp_rank, b.weights / kGiB, b.gradients / kGiB, b.optimizer / kGiB, b.activations / kGiB,
-                        (b.buffers + b.fragmentation) / kGiB, b.total() / kGiB});
+                        // TE's dummy wgrads are scratch buffers of the run: the report's buffers column carries them
+                        (b.buffers + b.fragmentation + b.te_dummy_wgrads) / kGiB, b.total() / kGiB});
     r.memory_max_GiB = std::max(r.memory_max_GiB, b.total() / kGiB);
   }
   return r;

@@ -6,6 +6,7 @@
 #include "estimate/unit_probe.hpp"
 #include "layout/schedule_counts.hpp"
 #include "memory/memory_model.hpp"
+#include "memory/te_dummy_wgrad.hpp"
 #include "predict/default_pipeline_layout.hpp"
 #include "workload/step_context.hpp"
 
@@ -39,7 +40,23 @@ class MemoryProbe {
     auto& chunks = a.ranks[static_cast<std::size_t>(r)];
     chunks.front().layers.push_back(anchor_);
     fill(chunks[static_cast<std::size_t>(a.vpp - 1)]);
-    return memory::estimate_memory(c_.model, c_.layout, a, usable_).ranks.at(static_cast<std::size_t>(r)).total();
+    const auto& b = memory::estimate_memory(c_.model, c_.layout, a, usable_).ranks.at(static_cast<std::size_t>(r));
+    return b.total() - dummy_wgrad_total(b.te_dummy_wgrads);
+  }
+  // TE's dummy wgrads are a set of shapes per rank, not a sum over its items (memory/te_dummy_wgrad.hpp): the probes
+  // leave them out, and the base holds, on every rank, the shapes of every layer kind of the model and the output
+  // layer on the last rank (`dummy_wgrad_base`). So the DP's rank memory is the memory model's plus the shapes of
+  // the kinds a rank does not hold: an upper bound, exact on a model with one layer kind.
+  static double dummy_wgrad_total(double bytes) {
+    return bytes * (1 + memory::ReserveAssumptions{}.allocator_fragmentation);  // the slack is a share of them too
+  }
+  double dummy_wgrad_base(int r, int pp) const {
+    memory::RankModules all;
+    for (std::int64_t l = 0; l < c_.model.num_layers; ++l)
+      (c_.model.is_moe_layer(l) ? all.moe_layers : all.dense_layers) = true;
+    all.mtp = c_.layout.mtp > 0;
+    all.head = r == pp - 1;
+    return dummy_wgrad_total(memory::te_dummy_wgrad_bytes(c_.model, c_.layout, all));
   }
   int anchor() const { return anchor_; }
 
@@ -149,7 +166,8 @@ StageProblem stage_problem(const predict::Case& in, const predict::PredictOption
   const std::vector<double> anchor_bytes = layer_bytes(mem.anchor());
   std::vector<double> base(upp);
   for (int r = 0; r < pp; ++r)
-    base[static_cast<std::size_t>(r)] = mem.rank_total(r, none) - anchor_bytes[static_cast<std::size_t>(r)];
+    base[static_cast<std::size_t>(r)] =
+        mem.rank_total(r, none) - anchor_bytes[static_cast<std::size_t>(r)] + mem.dummy_wgrad_base(r, pp);
   p.dp.base_mem = base;
   auto on_stages = [&](auto pred) {
     std::vector<bool> a(static_cast<std::size_t>(stages));

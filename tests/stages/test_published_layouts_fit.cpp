@@ -47,6 +47,19 @@ const std::map<std::string, NotAsStated>& not_as_stated() {
           l.vpp = 5;
           l.mbs = 1;
         }}},
+      {"BH078",
+       {"Llama 3.1 70B TP1 PP4 DP16 MBS2 without VPP or recompute on GB300 (MXFP8, 26.02.01): the balanced split needs "
+        "395.9 GiB of 259.8 (292.3 GiB of activations: rank 0 keeps 4 micro-batches of 20 layers at MBS2 x 8192 "
+        "tokens), and no memory-capped split of the 80 layers fits once TE's cached dummy weight gradients are "
+        "counted (the last rank's output layer alone 2.0 GiB; memory/te_dummy_wgrad.hpp), where at cad3c28 an "
+        "unpublished uneven split just did. The recipe is Megatron-Bridge v0.3.1 "
+        "LLAMA3_70B_PRETRAIN_CONFIG_GB300_FP8_MX_V2 = TP1 PP4 VPP5 at the base config's MBS1 "
+        "(scripts/performance/configs/llama/llama3_workload_base_configs.py:219-223, utils/utils.py:50)",
+        [](layout::Layout& l) {
+          l.pp = 4;
+          l.vpp = 5;
+          l.mbs = 1;
+        }}},
       {"BH094",
        {"gpt-oss-120b EP8 MBS4 on B200 with the recompute cell blank: without recompute, 181.5 GiB of 167.6 (86.4 "
         "GiB of activations: 36 MoE layers at 2.06 GiB per MBS4 micro-batch, and 12.3 GiB of fp32 logits). The "
