@@ -28,7 +28,7 @@ EfficiencyCurve curve_from(const std::vector<BusBwMeasurement>& ms, const Fabric
 
 }  // namespace
 
-std::vector<BusBwMeasurement> ring_scale_up_measurements(Arch arch) {
+std::vector<BusBwMeasurement> ring_scale_up_measurements(Arch arch, bool large_domain) {
   const auto AR = Collective::all_reduce;
   if (arch == Arch::hopper) {
     // "~365-370 GB/s" for ring AG/RS/intra-node A2A on 8 x H100 is the large-message plateau; assumption: it is
@@ -36,7 +36,20 @@ std::vector<BusBwMeasurement> ring_scale_up_measurements(Arch arch) {
     return {{"hardware.md §5.3 H100 NVL8 ring busbw ~370 GB/s [S10, S12]", Collective::all_gather, Algorithm::ring, 8,
              8 * kGiB, 370 * kGBps, kNvlink4}};
   }
-  // GB200 4-GPU tray ring all-reduce curve [S14]. The 1 MiB point (80.5 GB/s) is left out: its measured time is
+  if (!large_domain) {
+    // An 8-GPU NVSwitch box: native NCCL 2.29.7 all_gather_perf, 8 ranks on one 8 x B300 HGX node (NV18 NVLink 5),
+    // busbw, medians of 3: data/measurements/nccl-busbw.csv NB013-NB015 (uccl-project/uccl
+    // experimental/ukernel/docs/b300_measurements.md @19ff7086, 2026-09-04). Assumption: the same on B200 (the same
+    // 18 NVLink 5 ports per GPU and NVSwitch generation). The 1 and 4 MiB rows are left out: their measured time is
+    // at or below the Simple-protocol latency (NCCL runs LL / LL128 there). The 8-rank reduce-scatter rows
+    // (NB026-NB030) are within 2 % of this curve from 64 MiB up; they are a check, not a second source.
+    const std::string ag = "nccl-busbw.csv NCCL 2.29.7 8 x B300 all_gather_perf, 8 ranks, busbw ";
+    const auto AG = Collective::all_gather;
+    return {{ag + "NB013 16M: 287.46 GB/s", AG, Algorithm::ring, 8, 16 * kMiB, 287.46 * kGBps, kNvlink5},
+            {ag + "NB014 64M: 413.62 GB/s", AG, Algorithm::ring, 8, 64 * kMiB, 413.62 * kGBps, kNvlink5},
+            {ag + "NB015 256M: 584.94 GB/s", AG, Algorithm::ring, 8, 256 * kMiB, 584.94 * kGBps, kNvlink5}};
+  }
+  // An NVL72 rack: GB200 4-GPU tray ring all-reduce curve [S14]. The 1 MiB point (80.5 GB/s) is left out: its measured time is
   // below the Simple-protocol latency (NCCL runs LL there), so no bandwidth factor can reproduce it.
   const std::string src = "hardware.md §5.3 GB200 4-GPU tray ring all-reduce busbw [S14] at ";
   return {{src + "16M: 331.1 GB/s", AR, Algorithm::ring, 4, 16 * kMiB, 331.1 * kGBps, kNvlink5},
@@ -125,7 +138,7 @@ Fabric builtin_fabric(Arch arch, double scale_up_Bps, double scale_out_Bps, bool
   Fabric f = uncalibrated_fabric(scale_up_Bps, scale_out_Bps);
   const Fabric lat = f;
   CommEfficiency& e = f.efficiency;
-  e.ring_scale_up = curve_from(ring_scale_up_measurements(a), lat);
+  e.ring_scale_up = curve_from(ring_scale_up_measurements(a, large_domain), lat);
   // Inter-node: one NIC per GPU reaches 48-49 GB/s of CX-7's 50 [S19]; assumption: the same fraction on CX-8.
   e.ring_scale_out = flat(48.5 / 50.0, "hardware.md §5.3 inter-node all-to-all ~48.5 GB/s per CX-7 NIC [S19]");
   e.alltoall_scale_out = e.ring_scale_out;

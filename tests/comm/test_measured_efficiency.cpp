@@ -1,7 +1,13 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <string>
+
 #include "comm/dispatcher_registry.hpp"
 #include "comm/measured_efficiency.hpp"
+#include "config/csv_table.hpp"
 
 using namespace moesim;
 using namespace moesim::comm;
@@ -14,13 +20,18 @@ TEST_CASE("the achieved-bandwidth curves reproduce the busbw measurements they c
     ms.insert(ms.end(), nv.begin(), nv.end());
     const auto a2a = alltoall_scale_up_measurements(arch);
     ms.insert(ms.end(), a2a.begin(), a2a.end());
-    CHECK(ms.size() == (arch == Arch::hopper ? 8u : 9u));
-    for (const auto& m : ms) {
-      const Fabric f = builtin_fabric(arch, m.link_Bps, 50e9);
-      const auto c = collective_cost({m.op, m.algorithm, {m.ranks, m.ranks}, m.message_bytes}, f);
-      const double busbw = m.message_bytes * busbw_factor(m.op, m.ranks) / c.seconds;
-      INFO(m.source);
-      CHECK(busbw == doctest::Approx(m.busbw_Bps).epsilon(1e-9));
+    CHECK(ms.size() == 8u);
+    // Blackwell NVL72 racks: the GB200 tray's ring curve (8-GPU boxes take the 8 x B300 one above).
+    const auto rack = arch == Arch::hopper ? std::vector<BusBwMeasurement>{} : ring_scale_up_measurements(arch, true);
+    CHECK(rack.size() == (arch == Arch::hopper ? 0u : 4u));
+    for (bool large : {false, true}) {
+      for (const auto& m : large ? rack : ms) {
+        const Fabric f = builtin_fabric(arch, m.link_Bps, 50e9, large);
+        const auto c = collective_cost({m.op, m.algorithm, {m.ranks, m.ranks}, m.message_bytes}, f);
+        const double busbw = m.message_bytes * busbw_factor(m.op, m.ranks) / c.seconds;
+        INFO(m.source);
+        CHECK(busbw == doctest::Approx(m.busbw_Bps).epsilon(1e-9));
+      }
     }
   }
   // Efficiencies are physical fractions of the link.
@@ -29,12 +40,65 @@ TEST_CASE("the achieved-bandwidth curves reproduce the busbw measurements they c
   CHECK(h.efficiency.nvls.at(8.0 * (1 << 30)) == doctest::Approx(480.0 / 1.75 / 450).epsilon(1e-3));
   CHECK(h.efficiency.nvls.at(1 << 20) < h.efficiency.nvls.at(1 << 30));
   // Hopper's intra-node all-to-all is the ring figure [S10]; NVLink 5's is its own measured curve, below the
-  // ring's at training sizes (B300 alltoall 620 GB/s algbw at 256 MiB vs the GB200 tray's all-reduce curve).
+  // ring's at training sizes (B300 alltoall 620 GB/s algbw at 256 MiB vs all-gather 584.9 GB/s busbw).
   CHECK(h.efficiency.alltoall_scale_up.at(256.0 * (1 << 20)) == h.efficiency.ring_scale_up.at(256.0 * (1 << 20)));
   const Fabric b = builtin_fabric(Arch::blackwell, 900e9, 50e9);
   CHECK(b.efficiency.alltoall_scale_up.points().size() == 5u);
   CHECK(b.efficiency.alltoall_scale_up.at(256.0 * (1 << 20)) < b.efficiency.ring_scale_up.at(256.0 * (1 << 20)));
   CHECK(b.efficiency.alltoall_scale_up.at(16.0 * (1 << 20)) < b.efficiency.alltoall_scale_up.at(256.0 * (1 << 20)));
+}
+
+namespace {
+const std::map<std::string, std::string>& csv_row(const config::CsvTable& t, const std::string& id) {
+  for (const auto& row : t.rows)
+    if (row.at("id") == id) return row;
+  FAIL("no row " << id);
+  return t.rows.front();
+}
+}  // namespace
+
+TEST_CASE("8-GPU Blackwell boxes price ring collectives from the bundled nccl-busbw.csv rows") {
+  const auto table = config::read_csv(std::filesystem::path(MOESIM_MEASUREMENTS_DIR) / "nccl-busbw.csv");
+  REQUIRE(table.rows.size() == 45u);
+  // Every point of the box curve is a row of the table: collective, ranks, size and busbw as bundled.
+  const auto ms = ring_scale_up_measurements(Arch::blackwell);
+  REQUIRE(ms.size() == 3u);
+  for (const auto& m : ms) {
+    INFO(m.source);
+    const auto pos = m.source.find("NB0");
+    REQUIRE(pos != std::string::npos);
+    const auto& row = csv_row(table, m.source.substr(pos, 5));
+    CHECK(row.at("collective") == "all_gather");
+    CHECK(m.op == Collective::all_gather);
+    CHECK(std::stoi(row.at("ranks")) == m.ranks);
+    CHECK(std::stod(row.at("size_bytes")) == m.message_bytes);
+    CHECK(std::stod(row.at("busbw_GBps")) * 1e9 == doctest::Approx(m.busbw_Bps).epsilon(1e-12));
+  }
+  // Hand-derived from row NB014 alone: a sequence-parallel all-gather of 64 MiB over the 8 GPUs of a DGX B200
+  // (NVLink 5, 900 GB/s per direction) takes size x (n-1)/n / busbw = 67,108,864 x 7/8 / 413.62e9 = 141.97 us:
+  // the latency 8.4 + 7 x 3.4 = 32.2 us plus 58.72 MB at 900 GB/s x 0.5944.
+  const Fabric box = builtin_fabric(Arch::blackwell, 900e9, 50e9);
+  const double mib64 = 64.0 * (1 << 20);
+  const auto ag = collective_cost({Collective::all_gather, Algorithm::ring, {8, 8}, mib64}, box);
+  CHECK(ag.seconds == doctest::Approx(141.97e-6).epsilon(1e-4));
+  CHECK(ag.latency_s == doctest::Approx(32.2e-6));
+  CHECK(box.efficiency.ring_scale_up.at(mib64) == doctest::Approx(0.5944).epsilon(1e-3));
+  // The 8-rank reduce-scatter rows are a check, not a source: within 2 % from 64 MiB up.
+  for (const char* id : {"NB029", "NB030"}) {
+    const auto& row = csv_row(table, id);
+    const double size = std::stod(row.at("size_bytes"));
+    const double measured = size * 7.0 / 8.0 / (std::stod(row.at("busbw_GBps")) * 1e9);
+    const auto rs = collective_cost({Collective::reduce_scatter, Algorithm::ring, {8, 8}, size}, box);
+    INFO(id);
+    CHECK(std::abs(rs.seconds / measured - 1) < 0.02);
+  }
+  // B300 boxes (blackwell_ultra) take the same curve; NVL72 racks keep the GB200 tray's [S14].
+  CHECK(builtin_fabric(Arch::blackwell_ultra, 900e9, 50e9).efficiency.ring_scale_up.at(mib64) ==
+        box.efficiency.ring_scale_up.at(mib64));
+  const Fabric rack = builtin_fabric(Arch::blackwell, 900e9, 50e9, true);
+  REQUIRE(rack.efficiency.ring_scale_up.points().size() == 4u);
+  CHECK(rack.efficiency.ring_scale_up.points().front().source.find("GB200") != std::string::npos);
+  CHECK(rack.efficiency.ring_scale_up.at(mib64) > box.efficiency.ring_scale_up.at(mib64));
 }
 
 TEST_CASE("the dispatcher factors reproduce the comm-microbench.csv rows they came from") {
