@@ -55,7 +55,7 @@ TEST_CASE("every hardware name in groundtruth.csv resolves") {
   const auto table = moesim::config::read_csv(fs::path(MOESIM_MEASUREMENTS_DIR) / "groundtruth.csv");
   std::set<std::string> names;
   for (const auto& row : table.rows) names.insert(row.at("hardware"));
-  CHECK(names.size() >= 16);
+  CHECK(names.size() >= 15);  // 16 spellings before GT070 (the only "GB300") left as a duplicate of GT032
   for (const auto& n : names) {
     CAPTURE(n);
     CHECK(catalog().canonical_name(n).has_value());
