@@ -40,7 +40,9 @@ class MemoryProbe {
     auto& chunks = a.ranks[static_cast<std::size_t>(r)];
     chunks.front().layers.push_back(anchor_);
     fill(chunks[static_cast<std::size_t>(a.vpp - 1)]);
-    const auto& b = memory::estimate_memory(c_.model, c_.layout, a, usable_).ranks.at(static_cast<std::size_t>(r));
+    // Keep the estimate alive: a reference into a temporary's vector dangles at the end of the statement.
+    const memory::MemoryEstimate est = memory::estimate_memory(c_.model, c_.layout, a, usable_);
+    const auto& b = est.ranks.at(static_cast<std::size_t>(r));
     return b.total() - dummy_wgrad_total(b.te_dummy_wgrads);
   }
   // TE's dummy wgrads are a set of shapes per rank, not a sum over its items (memory/te_dummy_wgrad.hpp): the probes
