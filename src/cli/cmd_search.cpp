@@ -76,12 +76,14 @@ std::string bool_pins(const std::string& flag, const std::vector<std::string>& v
 }
 
 // Per ranked layout, the chance that it is truly faster than the first (bands/resolution.hpp: from the orders of
-// the bundled layout sweeps), by the engine's time where verified, else the estimate's. Empty without the
-// bundled error table.
-std::vector<double> resolution(const search::SearchResult& r, const Context& ctx) {
+// the bundled layout sweeps), by the engine's time where verified, else the estimate's. `rows` is the error table
+// the bands already read; it is read here only when they did not (--band 0). Empty without the bundled table.
+std::vector<double> resolution(const search::SearchResult& r, const std::vector<bands::ErrorRow>& rows,
+                               const Context& ctx) {
+  if (r.ranking.empty()) return {};
   const auto file = bands::error_table_path(config::data_dir(ctx.data_dir));
-  if (r.ranking.empty() || !std::filesystem::exists(file)) return {};
-  const auto differences = bands::sweep_pair_differences(bands::read_error_table(file));
+  if (rows.empty() && !std::filesystem::exists(file)) return {};
+  const auto differences = bands::sweep_pair_differences(rows.empty() ? bands::read_error_table(file) : rows);
   const auto time = [](const search::RankedLayout& l) {
     return l.simulated ? l.simulated->step_time_s : l.estimate.step_time_s;
   };
@@ -204,8 +206,8 @@ void add_search_command(CLI::App& app, Context& ctx) {
       if (!f) throw UsageError("--csv: cannot write " + args->csv);
       f << search::to_csv(result);
     }
-    const auto chances = resolution(result, ctx);
     const auto banded = ranked_bands(result, base, args->band, ctx, prepared.options);
+    const auto chances = resolution(result, banded.error_rows, ctx);
     // Rank 1's engine gain over the base case (the case flags' layout, e.g. the user's recipe as --layout FILE,
     // before the search's choices), split into the software stack's part and the layout's.
     std::optional<search::GainAttribution> gain;

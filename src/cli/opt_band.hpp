@@ -38,6 +38,8 @@ class BandAttacher {
   BandAttacher(const BandFlags& flags, const Context& ctx, const predict::PredictOptions& base);
   void attach(report::StepReport& r, const predict::Case& c) const;
   const std::optional<bands::Anchor>& anchor() const { return anchor_; }
+  // The bundled error table as read (empty with --band 0 and no anchor, or without the file).
+  const std::vector<bands::ErrorRow>& error_rows() const { return rows_; }
 
  private:
   double coverage_ = 0;

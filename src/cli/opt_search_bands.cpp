@@ -44,6 +44,7 @@ RankedBands ranked_bands(const search::SearchResult& r, const predict::Case& bas
   RankedBands out;
   const BandAttacher attacher(flags, ctx, options);
   out.anchor = attacher.anchor();
+  out.error_rows = attacher.error_rows();
   std::vector<std::pair<std::string, RankedMeasurement>> measured;
   if (!flags.anchor.empty()) measured = measured_layouts(flags.anchor, base, ctx, options);
   for (const auto& l : r.ranking) {

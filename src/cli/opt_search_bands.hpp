@@ -26,6 +26,7 @@ struct RankedBands {
   std::optional<bands::Anchor> anchor;
   std::vector<report::StepReport> shown;  // per ranked layout: the engine's report where verified, with bands
   std::vector<std::optional<RankedMeasurement>> measured;
+  std::vector<bands::ErrorRow> error_rows;  // the bundled error table as the bands read it (for the resolution)
 };
 
 RankedBands ranked_bands(const search::SearchResult& r, const predict::Case& base, const BandFlags& flags,

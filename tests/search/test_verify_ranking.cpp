@@ -74,6 +74,19 @@ TEST_CASE("verification goes on while an estimate could still enter the engine's
   CHECK_FALSE(r[4].simulated.has_value());
 }
 
+TEST_CASE("one flattered early candidate does not admit every later one: batches re-read the k-th engine time") {
+  // Estimates 1.0 .. 1.9; the engine finds candidate 0 twice as slow (2.0), every other one 0.01 s above its
+  // estimate. After {0} the best engine time is 2.0 and all nine could enter; verified one batch (of `verify`)
+  // at a time, candidate 1's 1.11 shuts out 2 .. 9 (estimates from 1.2).
+  auto r = ranking_of({1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 1.9});
+  std::map<std::uint64_t, double> times{{0, 2.0}};
+  for (std::uint64_t i = 1; i < 10; ++i) times[i] = 1.0 + 0.1 * static_cast<double>(i) + 0.01;
+  TableEngine e{times};
+  CHECK(search::verify_until_stable(r, 1, e.fn()) == 2);
+  CHECK(e.asked == std::vector<std::uint64_t>{0, 1});
+  CHECK(order(r).front() == 1);
+}
+
 TEST_CASE("when the estimate's order holds, only the asked number is verified") {
   auto r = ranking_of({1.0, 1.1, 1.2, 1.3});
   TableEngine e{{{0, 1.01}, {1, 1.11}, {2, 1.21}, {3, 1.31}}};
