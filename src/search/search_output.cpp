@@ -51,6 +51,9 @@ std::string verification_line(const SearchResult& r) {
   if (extra > 0)
     o << " (" << r.verify_requested << " asked; " << extra << " more whose estimate could place them in the top "
       << r.verify_requested << ")";
+  // The search keeps only --top layouts; when verification used them all, the rule may have wanted more.
+  if (extra > 0 && err.size() == r.ranking.size())
+    o << "; that was every kept layout: a larger --top lets verification go further";
   o << ", ranked by the engine; estimate vs engine on them: ";
   std::sort(err.begin(), err.end());
   const double median = validate::percentile(err, 0.5);

@@ -2,10 +2,12 @@
 // given per candidate, so every expectation below is worked out by hand.
 #include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <doctest/doctest.h>
 
+#include "search/search_output.hpp"
 #include "search/search_run.hpp"
 #include "search/verify_ranking.hpp"
 
@@ -132,4 +134,23 @@ TEST_CASE("after verification no unverified estimate beats the k-th best engine 
     const double kth = engine[k - 1];
     for (std::size_t i = n; i < r.size(); ++i) CHECK(r[i].estimate.step_time_s >= kth);
   }
+}
+
+TEST_CASE("the table says when verification used every kept layout") {
+  // verify 1: candidate 0 (1.0) is 1.5 on the engine, so 1 (1.1) and 2 (1.2) could enter; the ranking kept only
+  // these three (--top 3), all verified, and the table says a larger --top would let it go further.
+  search::SearchResult r;
+  r.verify_requested = 1;
+  r.ranking = ranking_of({1.0, 1.1, 1.2});
+  TableEngine e{{{0, 1.5}, {1, 1.6}, {2, 1.7}}};
+  CHECK(search::verify_until_stable(r.ranking, 1, e.fn()) == 3);
+  const auto all = search::to_table(r);
+  CHECK(all.find("verified 3 with the engine (1 asked; 2 more") != std::string::npos);
+  CHECK(all.find("every kept layout") != std::string::npos);
+
+  // The same with a fourth kept layout the rule did not want: no such note.
+  r.ranking = ranking_of({1.0, 1.1, 1.2, 2.0});
+  TableEngine f{{{0, 1.5}, {1, 1.6}, {2, 1.7}, {3, 2.1}}};
+  CHECK(search::verify_until_stable(r.ranking, 1, f.fn()) == 3);
+  CHECK(search::to_table(r).find("every kept layout") == std::string::npos);
 }
