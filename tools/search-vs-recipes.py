@@ -47,6 +47,7 @@ CASES = [
 ]
 # What the search may change (everything else is the recipe's): the parallel layout, the micro-batch, recompute
 # (none, full and the useful selective sets) and the A2A overlap. etp 1, cp 1 and no FSDP, as every recipe here.
+VERIFY = 3  # the search's --verify
 SPACE = "--tp 1,2,4 --etp 1 --cp 1 --fsdp 0 --mbs 1,2 --a2a-overlap true,false --tp-comm-overlap false"
 
 
@@ -71,13 +72,12 @@ def main():
           "| moesim's best (estimate / engine) | predicted gain | chance the recipe is faster | told apart | search time |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     details = []
-    verified = {}
     only = [c for c in CASES if not a.only or a.only in c[1]]
     for title, rid, table, measured, common, recipe in only:
         est = json.loads(moesim(a.bin, f"estimate {common} {recipe} --json"))
         eng = json.loads(moesim(a.bin, f"run {common} {recipe} --json"))
         t0 = time.monotonic()
-        res = json.loads(moesim(a.bin, f"search {common} {SPACE} --top 1000000 --verify 3 {jobs} --json"))
+        res = json.loads(moesim(a.bin, f"search {common} {SPACE} --top 1000000 --verify {VERIFY} {jobs} --json"))
         took = time.monotonic() - t0
         ranking = res["ranking"]
         rank = 1 + sum(1 for r in ranking if r["estimate"]["step_time_s"] < est["step_time_s"])
@@ -89,9 +89,9 @@ def main():
         print(f"| {title} | {rid}: {est['layout'].split(' seq')[0]} ({measured}) | {est['step_time_s']:.2f} / "
               f"{eng['step_time_s']:.2f} s | {rank} | {res['feasible']} | {b_est:.2f} / {b_eng:.2f} s | "
               f"{100 * gain:+.1f} % (engine) | {100 * chance:.0f} % | {'yes' if chance < 0.2 else 'no'} | {took:.0f} s |")
-        details.append((title, rid, est, eng, best, ranking[:5]))
-        verified[title] = sum(1 for r in ranking if r.get("simulated"))
-    for title, rid, est, eng, best, top in details:
+        verified = sum(1 for r in ranking if r.get("simulated"))
+        details.append((title, rid, est, eng, best, ranking[:5], verified))
+    for title, rid, est, eng, best, top, verified in details:
         print(f"\n### {title}\n")
         print(f"- Recipe {rid}: `{est['layout']}`; engine breakdown: {shares(eng['breakdown'], eng['step_time_s'])}; "
               f"memory {eng['memory_max_GiB']:.0f} GiB.")
@@ -102,8 +102,8 @@ def main():
             f"{r['estimate']['step_time_s']:.2f} / "
             + (f"{r['simulated']['step_time_s']:.2f} s" if r.get("simulated") else "- s")
             + f" `{r['layout'].split(' seq')[0]}`" for r in top))
-        print(f"- Verified with the engine: {verified[title]} layouts (3 asked; more while an unverified estimate "
-              "could still enter the engine's top 3).")
+        print(f"- Verified with the engine: {verified} layouts ({VERIFY} asked; more while an unverified estimate "
+              f"could still enter the engine's top {VERIFY}).")
 
 
 if __name__ == "__main__":

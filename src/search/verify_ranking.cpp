@@ -36,7 +36,7 @@ std::size_t verify_until_stable(std::vector<RankedLayout>& ranking, std::size_t 
   const std::size_t n = ranking.size();
   std::size_t verified = 0;
   // Batches of `verify` candidates (never fewer than one), so that the k-th best engine time is re-read before
-  // the next batch: one early candidate the estimate flatters by 15 % would otherwise admit every layout whose
+  // the next batch: one early candidate the estimate flatters by 13 % would otherwise admit every layout whose
   // estimate lies below its engine time in one go (hundreds on Qwen3-235B on 256 H100), where the next batch's
   // engine times would have shut most of them out. The batch does not depend on the thread count, so neither
   // does the verified set.

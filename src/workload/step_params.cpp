@@ -14,15 +14,16 @@ using Field = std::variant<double StepParams::*, int StepParams::*>;
 struct Entry {
   const char* name;
   Field field;
+  bool from_system = false;  // -1 in the file means the system file's calibration figure
 };
 
 const std::vector<Entry>& table() {
   static const std::vector<Entry> t = {
       {"scale_up_efficiency_scale", &StepParams::scale_up_efficiency_scale},
       {"scale_out_efficiency_scale", &StepParams::scale_out_efficiency_scale},
-      {"kernel_launch_us", &StepParams::kernel_launch_us},
-      {"torch_op_host_us", &StepParams::torch_op_host_us},
-      {"te_module_host_us", &StepParams::te_module_host_us},
+      {"kernel_launch_us", &StepParams::kernel_launch_us, true},
+      {"torch_op_host_us", &StepParams::torch_op_host_us, true},
+      {"te_module_host_us", &StepParams::te_module_host_us, true},
       {"fp8_module_host_factor", &StepParams::fp8_module_host_factor},
       {"framework_host_factor", &StepParams::framework_host_factor},
       {"x86_host_factor", &StepParams::x86_host_factor},
@@ -56,7 +57,9 @@ StepParams::StepParams(const std::vector<StepParamEntry>& entries) {
 }
 
 bool step_param_from_system(const std::string& name) {
-  return name == "kernel_launch_us" || name == "torch_op_host_us" || name == "te_module_host_us";
+  for (const auto& e : table())
+    if (name == e.name) return e.from_system;
+  return false;
 }
 
 std::vector<std::string> step_param_names() {
