@@ -12,12 +12,20 @@
 namespace moesim::bands {
 namespace {
 
-// Rows grouped by sweep group (rows without a group are not part of any), of one table or of all ("").
-std::map<std::string, std::vector<double>> groups_of(const std::vector<ErrorRow>& rows, const std::string& table = "") {
-  std::map<std::string, std::vector<double>> g;
+// Rows grouped by job within a sweep group (error_table.hpp sweep_job; rows without a group are not part of
+// any), of one table or of all (""): per job, its sweep group and its rows' errors.
+struct Job {
+  std::string group;
+  std::vector<double> errors;
+};
+std::map<std::string, Job> groups_of(const std::vector<ErrorRow>& rows, const std::string& table = "") {
+  std::map<std::string, Job> g;
   for (const auto& r : rows)
-    if (!r.group.empty() && std::isfinite(r.time_log_error) && (table.empty() || r.table == table))
-      g[r.group].push_back(r.time_log_error);
+    if (!r.group.empty() && std::isfinite(r.time_log_error) && (table.empty() || r.table == table)) {
+      auto& j = g[sweep_job(r)];
+      j.group = r.group;
+      j.errors.push_back(r.time_log_error);
+    }
   return g;
 }
 
@@ -43,8 +51,9 @@ Anchor make_anchor(const std::vector<double>& time_log_errors, std::string file)
 Band anchored_band(const std::vector<ErrorRow>& rows, const BandOptions& options, const std::string& exclude_group) {
   // The pairs' differences as rows of one regime, so that band_for's conformal ranks apply unchanged.
   std::vector<ErrorRow> pairs;
-  for (const auto& [g, e] : groups_of(rows)) {
-    if (g == exclude_group) continue;
+  for (const auto& [key, job] : groups_of(rows)) {
+    if (job.group == exclude_group) continue;  // the whole sweep group: its jobs share a model and a system
+    const auto& e = job.errors;
     for (std::size_t i = 0; i < e.size(); ++i)
       for (std::size_t j = 0; j < e.size(); ++j)
         if (i != j) {
@@ -62,10 +71,11 @@ AnchorStudy anchor_study(const std::vector<ErrorRow>& rows, const BandOptions& o
   AnchorStudy s;
   s.table = table;
   std::vector<double> plain, anchored;
-  for (const auto& [g, e] : groups_of(rows, table)) {
+  for (const auto& [key, job] : groups_of(rows, table)) {
+    const auto& e = job.errors;
     if (e.size() < 2) continue;
     ++s.groups;
-    const Band b = anchored_band(rows, options, g);
+    const Band b = anchored_band(rows, options, job.group);
     for (std::size_t j = 0; j < e.size(); ++j) {
       ++s.rows;
       plain.push_back(100 * std::abs(std::exp(e[j]) - 1));
@@ -87,13 +97,13 @@ AnchorStudy anchor_study(const std::vector<ErrorRow>& rows, const BandOptions& o
 std::string to_markdown(const AnchorStudy& s, double nominal) {
   std::ostringstream o;
   o << "| " << (s.table.empty() ? std::string("every table") : s.table) << ", " << s.groups
-    << " groups | median abs. error (time) | p90 | inside the anchored " << fixed_decimals(100 * nominal, 0)
+    << " jobs | median abs. error (time) | p90 | inside the anchored " << fixed_decimals(100 * nominal, 0)
     << " % band |\n|---|---|---|---|\n";
   o << "| no anchor (" << s.rows << " rows) | " << fixed_decimals(s.median_abs_pct, 1) << " % | "
     << fixed_decimals(s.p90_abs_pct, 1) << " % | |\n";
   o << "| anchored on one row of the group (" << s.pairs << " pairs) | " << fixed_decimals(s.anchored_median_abs_pct, 1)
     << " % | " << fixed_decimals(s.anchored_p90_abs_pct, 1) << " % | " << fixed_decimals(100 * s.coverage(), 0)
-    << " % (band from the other groups) |\n";
+    << " % (band from the other sweep groups) |\n";
   return o.str();
 }
 

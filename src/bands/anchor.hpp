@@ -5,8 +5,9 @@
 // order of layouts unchanged; what it buys is the absolute level, and a narrower band.
 //
 // The anchored band: the error left after anchoring is e_j - e_i for a case j anchored on a row i of the same job,
-// so it is built like band.hpp's from those differences over every ordered pair of rows in one layout-sweep group
-// (rows that differ only in layout: error_table.hpp's `group`). anchor_study() checks it by leaving one group out.
+// so it is built like band.hpp's from those differences over every ordered pair of rows of one job in one
+// layout-sweep group (rows that differ only in layout: error_table.hpp sweep_job). anchor_study() checks it by
+// leaving one sweep group out.
 #include <string>
 #include <vector>
 
@@ -25,15 +26,16 @@ struct Anchor {
 // ConfigError when there is no row to anchor on.
 Anchor make_anchor(const std::vector<double>& time_log_errors, std::string file);
 
-// The band of an anchored prediction from the pairs of every sweep group but `exclude_group`.
+// The band of an anchored prediction from the same-job pairs of every sweep group but `exclude_group`.
 Band anchored_band(const std::vector<ErrorRow>& rows, const BandOptions& options,
                    const std::string& exclude_group = "");
 
-// Within each sweep group (of `table`, or of every table when empty), anchor on one row and predict the others,
-// over every choice of anchor row; each group's anchored band comes from the pairs of every other group.
+// Within each job of each sweep group (of `table`, or of every table when empty), anchor on one row and predict
+// the others, over every choice of anchor row; each job's anchored band comes from the pairs of every other group.
 struct AnchorStudy {
   std::string table;
-  int groups = 0, rows = 0, pairs = 0;
+  int groups = 0;  // jobs of at least two rows
+  int rows = 0, pairs = 0;
   double median_abs_pct = 0, p90_abs_pct = 0;                    // without anchoring, per row (time sense)
   double anchored_median_abs_pct = 0, anchored_p90_abs_pct = 0;  // anchored, per (anchor, row) pair
   int pairs_inside = 0;  // inside the anchored band built from the other groups' pairs

@@ -1,5 +1,6 @@
 #include "bands/attach.hpp"
 
+#include "bands/regime_band.hpp"
 #include "core/text.hpp"
 
 namespace moesim::bands {
@@ -25,12 +26,16 @@ report::ErrorBand band_of(const Band& b, const report::StepReport& r) {
 }  // namespace
 
 Band attach_band(report::StepReport& r, const predict::Case& c, const std::vector<ErrorRow>& rows,
-                 const BandOptions& options, std::string_view framework, const std::string& exclude_source) {
-  const Band b = band_for(features_of(c, framework, ""), rows, options, exclude_source);
+                 const BandOptions& options, const RegimeRules& rules, double regime_term, std::string_view framework,
+                 const std::string& exclude_source) {
+  RowFilter keep;
+  if (!exclude_source.empty()) keep = [&exclude_source](const ErrorRow& e) { return e.source != exclude_source; };
+  const Band b = regime_band(describe(c, framework, "", rules), rows, options, rules, regime_term, keep);
   if (!b.valid()) return b;
   r.band = band_of(b, r);
   r.band->basis = b.basis() + (exclude_source.empty() ? "" : ", none from this row's source") +
                   " (docs/accuracy.md, \"Error bands\")";
+  r.band->outside = b.outside_line();
   return b;
 }
 

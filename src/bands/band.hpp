@@ -10,6 +10,7 @@
 // [predicted x exp(-e_hi), predicted x exp(-e_lo)]. Exchangeability between the case and its neighbours is the
 // assumption; docs/accuracy.md "Error bands" says why this method and how its coverage is measured
 // (coverage.hpp: leave one source out).
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -30,6 +31,11 @@ struct Band {
   double hi_log = std::numeric_limits<double>::infinity();
   int rows = 0;         // rows the band was built from
   int min_matches = 0;  // the fewest features each of them shares with the case
+  // Outside the validated regime (regime_band.hpp): the case's thin regimes ("family = mixtral (0 rows)"), the
+  // widening that adds to each end (log), and what its nearest rows are like.
+  std::vector<std::string> outside;
+  double regime_widening = 0;
+  std::string nearest;
   bool valid() const { return rows > 0; }
   // The interval of the measured value of a time predicted as t, and of a throughput predicted as x.
   double time_low(double t) const;
@@ -37,14 +43,29 @@ struct Band {
   double throughput_low(double x) const;
   double throughput_high(double x) const;
   bool contains_time_log_error(double e) const { return lo_log <= e && e <= hi_log; }
-  // "80 % band from 24 bundled rows sharing at least 6 of 8 features".
+  // "80 % band from 24 bundled rows sharing at least 6 of 8 features" (and, outside the validated regime, how it
+  // was widened).
   std::string basis() const;
+  // "" inside the validated regime, else "outside the validated regime: family = mixtral (0 bundled rows); ...".
+  std::string outside_line() const;
 };
+
+// Which rows a band may use (leave-one-source-out and leave-one-regime-out checks); empty = every row.
+using RowFilter = std::function<bool(const ErrorRow&)>;
+
+// The indices of the rows sharing the most features with `f`, at least `neighbours` of them, ties included, among
+// the rows `keep` passes with a finite error; and the fewest features they share.
+std::vector<std::size_t> nearest_rows(const Features& f, const std::vector<ErrorRow>& rows, int neighbours,
+                                      const RowFilter& keep, int* min_matches = nullptr);
+
+// The conformal band of `errors` at `coverage` (the ranks above; unbounded ends with too few).
+Band conformal_band(std::vector<double> errors, double coverage);
 
 // The band of a case with features `f` from `rows`, leaving out the rows of `exclude_source` (for
 // leave-one-source-out checks; empty = none). Rows whose metric has no time sense are not used. No row: an
 // invalid band (rows == 0).
 Band band_for(const Features& f, const std::vector<ErrorRow>& rows, const BandOptions& options,
               const std::string& exclude_source = "");
+Band band_for(const Features& f, const std::vector<ErrorRow>& rows, const BandOptions& options, const RowFilter& keep);
 
 }  // namespace moesim::bands

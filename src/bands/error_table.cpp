@@ -1,5 +1,6 @@
 #include "bands/error_table.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -12,9 +13,10 @@ namespace {
 
 const std::vector<std::string>& columns() {
   static const std::vector<std::string> c = [] {
-    std::vector<std::string> v{"table", "id", "source", "metric", "group"};
+    std::vector<std::string> v{"table", "id", "source", "metric", "group", "job"};
     for (auto n : kFeatureNames) v.emplace_back(n);
-    for (const char* n : {"measured", "predicted", "time_log_error"}) v.emplace_back(n);
+    for (const char* n : {"family", "micro_batches", "gpu_scale", "measured", "predicted", "time_log_error"})
+      v.emplace_back(n);
     return v;
   }();
   return c;
@@ -34,13 +36,7 @@ double time_log_error(MetricSense sense, double measured, double predicted) {
   return sense == MetricSense::throughput ? -e : e;
 }
 
-std::string source_key(const std::string& source_cell) {
-  std::size_t end = source_cell.find(';');
-  end = std::min(end, source_cell.find(" ("));
-  std::string s = source_cell.substr(0, end);
-  while (!s.empty() && s.back() == ' ') s.pop_back();
-  return s;
-}
+std::string sweep_job(const ErrorRow& r) { return r.group.empty() ? "" : r.group + " | " + r.job; }
 
 std::string to_csv(const std::vector<ErrorRow>& rows) {
   std::ostringstream o;
@@ -48,8 +44,10 @@ std::string to_csv(const std::vector<ErrorRow>& rows) {
   o << "\n";
   for (const auto& r : rows) {
     o << config::csv_cell(r.table) << "," << config::csv_cell(r.id) << "," << config::csv_cell(r.source) << ","
-      << config::csv_cell(r.metric) << "," << config::csv_cell(r.group);
+      << config::csv_cell(r.metric) << "," << config::csv_cell(r.group) << "," << config::csv_cell(r.job);
     for (const auto& v : r.features.values) o << "," << config::csv_cell(v);
+    o << "," << config::csv_cell(r.family) << "," << config::csv_cell(r.micro_batches) << ","
+      << config::csv_cell(r.gpu_scale);
     o << "," << fixed_decimals(r.measured, 6) << "," << fixed_decimals(r.predicted, 6) << ","
       << fixed_decimals(r.time_log_error, 6) << "\n";
   }
@@ -83,6 +81,10 @@ std::vector<ErrorRow> read_error_table(const std::filesystem::path& file) {
     r.source = row.at("source");
     r.metric = row.at("metric");
     r.group = row.at("group");
+    r.job = row.at("job");
+    r.family = row.at("family");
+    r.micro_batches = row.at("micro_batches");
+    r.gpu_scale = row.at("gpu_scale");
     for (std::size_t k = 0; k < kFeatureNames.size(); ++k) r.features.values[k] = row.at(std::string(kFeatureNames[k]));
     r.measured = number("measured");
     r.predicted = number("predicted");

@@ -14,7 +14,11 @@ namespace moesim::bands {
 struct ErrorRow {
   std::string table, id, source, metric;
   std::string group;  // a layout sweep's group (rows that differ only in layout; anchor.hpp), else empty
+  std::string job;    // model / system / GPUs / GBS / sequence (regime.hpp job_key): rows of one job differ in layout
   Features features;
+  // The regime dimensions that are not matching features (regime.hpp): model family, micro-batches per step and
+  // GPU count as buckets.
+  std::string family, micro_batches, gpu_scale;
   double measured = 0, predicted = 0;
   // ln(predicted / measured) in the sense of time: for a step time as is, for a throughput (tokens/s, TFLOPS)
   // the inverse, so that a positive error always means moesim predicts a slower run than measured.
@@ -29,11 +33,13 @@ MetricSense metric_sense(const std::string& metric);
 // ln(pred/meas) for a time, ln(meas/pred) for a throughput.
 double time_log_error(MetricSense sense, double measured, double predicted);
 
-// The source of a row as a leave-one-source-out unit: its `source` cell up to the first ';' or " (", trimmed
-// (the publisher and document; rows of one document share it across tables).
-std::string source_key(const std::string& source_cell);
+// The unit within which rows are paired (resolution.hpp, anchor.hpp): one job of one sweep group, so that a pair
+// differs only in layout (a group of SimuMax runs spans batch sizes and sequence lengths, whose errors move
+// together); "" for a row of no group.
+std::string sweep_job(const ErrorRow& r);
 
-// CSV with a header (table, id, source, metric, group, the feature names, measured, predicted, time_log_error).
+// CSV with a header (table, id, source, metric, group, job, the feature names, family, micro_batches, gpu_scale,
+// measured, predicted, time_log_error). The source is the document key (regime.hpp document_key).
 std::string to_csv(const std::vector<ErrorRow>& rows);
 // Strict: a missing column, a row of the wrong width or a non-number is a ConfigError naming file and line.
 std::vector<ErrorRow> read_error_table(const std::filesystem::path& file);

@@ -2,15 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include "core/text.hpp"
 
 namespace moesim::bands {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  return out;
-}
 
 bool has(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
 
@@ -31,7 +26,7 @@ std::string gpu_count_bucket(int gpus) {
 }
 
 std::string framework_family(std::string_view framework_column) {
-  const auto f = lower(framework_column);
+  const auto f = to_lower(framework_column);
   if (f.empty() || has(f, "megatron") || has(f, "nemo") || has(f, "mcore")) return "megatron";
   if (has(f, "titan")) return "torchtitan";
   if (has(f, "maxtext") || has(f, "jax")) return "maxtext";

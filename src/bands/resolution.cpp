@@ -21,7 +21,7 @@ std::map<std::string, std::vector<LogTimes>> sweep_groups(const std::vector<Erro
     const auto sense = metric_sense(r.metric);
     if (r.group.empty() || sense == MetricSense::none || r.predicted <= 0 || r.measured <= 0) continue;
     const double s = sense == MetricSense::time ? 1.0 : -1.0;
-    g[r.group].push_back({s * std::log(r.predicted), s * std::log(r.measured)});
+    g[sweep_job(r)].push_back({s * std::log(r.predicted), s * std::log(r.measured)});
   }
   return g;
 }

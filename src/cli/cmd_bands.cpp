@@ -1,7 +1,7 @@
 // moesim bands: the error bands' data and their honesty. --write predicts every table listed in
 // data/accuracy/band_tables.json (as `validate` does) and writes data/accuracy/prediction_errors.csv, the table
 // every band is built from; then (and without --write, from that file) it prints the bands' coverage by leaving
-// one source out (bands/coverage.hpp).
+// one source out and by leaving one regime out (bands/coverage.hpp), per table and per regime.
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -50,7 +50,7 @@ std::vector<BandTable> band_tables(const std::filesystem::path& root) {
 }
 
 // Every predicted row of every listed table, with its features and time log error.
-std::vector<bands::ErrorRow> predict_tables(const Context& ctx, int jobs) {
+std::vector<bands::ErrorRow> predict_tables(const Context& ctx, int jobs, const bands::RegimeRules& rules) {
   const TableSources sources(ctx);
   const auto root = sources.root();
   const auto params = model_params({}, ctx);
@@ -62,7 +62,7 @@ std::vector<bands::ErrorRow> predict_tables(const Context& ctx, int jobs) {
   for (const auto& t : band_tables(root)) {
     const auto table =
         sources.read((root / t.file).string(), t.recipes == "none" ? t.recipes : (root / t.recipes).string());
-    for (auto& e : table_errors(sources, table, t.file, t.row_kind, base, jobs)) out.push_back(std::move(e));
+    for (auto& e : table_errors(sources, table, t.file, t.row_kind, base, jobs, rules)) out.push_back(std::move(e));
   }
   return out;
 }
@@ -104,9 +104,10 @@ void add_bands_command(CLI::App& app, Context& ctx) {
     if (!args->out.empty() && !args->write) throw UsageError("--out: only with --write");
     const std::filesystem::path file =
         args->out.empty() ? bands::error_table_path(config::data_dir(ctx.data_dir)) : std::filesystem::path(args->out);
+    const auto rules = regime_rules(ctx);
     std::vector<bands::ErrorRow> rows;
     if (args->write) {
-      rows = predict_tables(ctx, args->jobs);
+      rows = predict_tables(ctx, args->jobs, rules);
       if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
       std::ofstream f(file);
       if (!f) throw UsageError("bands --write: cannot write " + file.string());
@@ -116,8 +117,9 @@ void add_bands_command(CLI::App& app, Context& ctx) {
     }
     bands::BandOptions o;
     o.coverage = args->coverage;
-    ctx.out << bands::to_markdown(bands::leave_one_source_out(rows, o)) << "\n";
-    // The anchoring study per table with sweep groups (the layout sweeps and the SimuMax runs are different
+    ctx.out << bands::to_markdown(bands::leave_one_source_out(rows, o, rules)) << "\n";
+    ctx.out << bands::to_markdown(bands::leave_one_regime_out(rows, o, rules)) << "\n";
+    // The anchoring study per table with sweep groups (pairs of one job only) (the layout sweeps and the SimuMax runs are different
     // regimes: one mixed figure would hide which one anchoring helps).
     std::set<std::string> grouped;
     for (const auto& r : rows)

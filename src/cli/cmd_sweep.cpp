@@ -295,7 +295,7 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
       return r;
     });
     bar.finish();
-    const std::string text = sweep_csv(axes, points, bands.anchor().has_value());
+    const std::string text = sweep_csv(axes, points, bands.anchoring());
     if (args->csv.empty()) {
       ctx.out << text;
       return;

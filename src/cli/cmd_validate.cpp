@@ -7,7 +7,9 @@
 #include <CLI/CLI.hpp>
 #include "bands/attach.hpp"
 #include "bands/error_table.hpp"
+#include "bands/regime_band.hpp"
 #include "cli/context.hpp"
+#include "cli/opt_band.hpp"
 #include "cli/opt_case.hpp"
 #include "config/csv_table.hpp"
 #include "config/data_dir.hpp"
@@ -60,8 +62,14 @@ void explain_row(Context& ctx, const config::CsvTable& table, const validate::Re
     const auto errors = bands::error_table_path(config::data_dir(ctx.data_dir));
     if (std::filesystem::exists(errors)) {
       auto cell = [&](const char* column) { return row.count(column) ? row.at(column) : std::string(); };
-      const auto band = bands::attach_band(shown, *rc.c, bands::read_error_table(errors), bands::BandOptions{},
-                                           cell("framework"), bands::source_key(cell("source")));
+      const auto rules = regime_rules(ctx);
+      const auto rows = bands::read_error_table(errors);
+      const std::string own = bands::document_key(cell("source"), rules);
+      // The regime term calibrated without this row's document too, as the coverage check does.
+      const double term = bands::regime_term(
+          bands::regime_needs(rows, {}, rules, [&own](const bands::ErrorRow& e) { return e.source != own; }), rules);
+      const auto band =
+          bands::attach_band(shown, *rc.c, rows, bands::BandOptions{}, rules, term, cell("framework"), own);
       const auto sense = bands::metric_sense(rc.metric);
       const double predicted = rc.value_of(p.report);
       if (band.valid() && sense != bands::MetricSense::none && rc.measured > 0 && predicted > 0)

@@ -43,7 +43,7 @@ RankedBands ranked_bands(const search::SearchResult& r, const predict::Case& bas
                          const Context& ctx, const predict::PredictOptions& options) {
   RankedBands out;
   const BandAttacher attacher(flags, ctx, options);
-  out.anchor = attacher.anchor();
+  out.anchor = attacher.anchor_for(base);
   out.error_rows = attacher.error_rows();
   std::vector<std::pair<std::string, RankedMeasurement>> measured;
   if (!flags.anchor.empty()) measured = measured_layouts(flags.anchor, base, ctx, options);

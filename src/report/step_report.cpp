@@ -12,7 +12,8 @@ nlohmann::ordered_json band_json(const ErrorBand& b) {
           {"step_time_s", {b.step_time_low_s, b.step_time_high_s}},
           {"tokens_per_s_per_gpu", {b.tokens_per_s_per_gpu_low, b.tokens_per_s_per_gpu_high}},
           {"tflops_per_gpu", {b.tflops_per_gpu_low, b.tflops_per_gpu_high}},
-          {"basis", b.basis}};
+          {"basis", b.basis},
+          {"outside_validated_regime", b.outside}};
 }
 }  // namespace
 
@@ -139,6 +140,7 @@ std::string to_table(const StepReport& r) {
         r.straggler_model.c_str(), r.straggler_ranks, r.straggler_wait_s);
   add("  kernel costs: %s\n", r.kernel_cost_model.c_str());
   if (r.band) out += "  error band: " + r.band->basis + "\n";
+  if (r.band && !r.band->outside.empty()) out += "  " + r.band->outside + "\n";
   if (r.anchored) {
     const auto& a = *r.anchored;
     add("  anchored           %10.3f s   (x%.3f on the time, from %d measured row%s of ", a.step_time_s, a.time_factor,

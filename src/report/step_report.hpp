@@ -28,7 +28,8 @@ struct ErrorBand {
   double step_time_low_s = 0, step_time_high_s = 0;
   double tokens_per_s_per_gpu_low = 0, tokens_per_s_per_gpu_high = 0;
   double tflops_per_gpu_low = 0, tflops_per_gpu_high = 0;
-  std::string basis;  // what it was built from
+  std::string basis;    // what it was built from
+  std::string outside;  // "" inside the validated regime, else which regimes are thin and the nearest rows
 };
 
 // The prediction anchored on measured steps of the user's job (bands/anchor.hpp): one factor on the time, from

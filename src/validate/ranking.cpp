@@ -1,10 +1,13 @@
 #include "validate/ranking.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
+#include <set>
 #include <stdexcept>
 
+#include "core/text.hpp"
 #include "validate/validation.hpp"
 
 namespace moesim::validate {
@@ -15,8 +18,35 @@ int sign(double d) { return (d > 0) - (d < 0); }
 // A row's speed: rates as they are, a step time inverted (so that larger is faster for every metric).
 double speed(const std::string& metric, double value) { return metric == "step_time_s" ? 1.0 / value : value; }
 
-std::string group_key(const report::ValidationRow& v) {
-  if (const auto it = v.inputs.find("group"); it != v.inputs.end() && !it->second.empty()) return it->second;
+// The cells that name a job: rows of one job differ only in layout.
+constexpr std::array<const char*, 5> kJobColumns{"model", "hardware", "gpus", "gbs", "seq"};
+
+// A job cell as compared: ASCII case ignored, so that a group's "Qwen3-30B-A3B" and "qwen3-30b-a3b" rows stay one
+// job.
+std::string job_cell(const report::ValidationRow& v, const char* name) {
+  const auto c = v.inputs.find(name);
+  return c == v.inputs.end() ? "" : to_lower(c->second);
+}
+
+std::string named_group(const report::ValidationRow& v) {
+  const auto it = v.inputs.find("group");
+  return it == v.inputs.end() ? "" : it->second;
+}
+
+// `values_in`: per named group, the values each job column takes in it. A named group is ranked job by job when
+// its rows differ in a job column (model, system, GPUs, batch, sequence), and each job is named by the group and
+// the cells that differ ("llama3-70b / gbs=32"): a group that spans batch sizes or sequence lengths (the SimuMax
+// runs are grouped per model) would otherwise be ranked mostly by its batch sizes.
+using GroupValues = std::map<std::string, std::array<std::set<std::string>, kJobColumns.size()>>;
+std::string group_key(const report::ValidationRow& v, const GroupValues& values_in) {
+  if (const std::string g = named_group(v); !g.empty()) {
+    std::string key = g;
+    const auto& values = values_in.at(g);
+    for (std::size_t k = 0; k < kJobColumns.size(); ++k)
+      if (values[k].size() > 1)
+        key += std::string(key == g ? " / " : " ") + kJobColumns[k] + "=" + job_cell(v, kJobColumns[k]);
+    return key;
+  }
   // The cells that name a sweep first (so that a truncated name still tells groups apart).
   static const std::vector<std::string> first{"model", "hardware", "gpus", "gbs", "seq", "precision"};
   const auto& layout = layout_columns();
@@ -79,8 +109,12 @@ report::RankingResult rank_groups(const report::ValidationResult& r) {
   report::RankingResult out;
   std::map<std::string, std::size_t> index;  // group key -> position in out.groups
   std::vector<std::vector<const report::ValidationRow*>> members;
+  GroupValues values_in;
+  for (const auto& v : r.rows)
+    if (const std::string g = named_group(v); !g.empty())
+      for (std::size_t k = 0; k < kJobColumns.size(); ++k) values_in[g][k].insert(job_cell(v, kJobColumns[k]));
   for (const auto& v : r.rows) {
-    const std::string key = group_key(v);
+    const std::string key = group_key(v, values_in);
     auto [it, added] = index.try_emplace(key, out.groups.size());
     if (added) {
       out.groups.push_back({});

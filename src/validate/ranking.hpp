@@ -3,7 +3,9 @@
 // rows that share a model, system and batch and differ only in their layout (a sweep group) are judged by the
 // Kendall tau between their measured and predicted order, beside their errors.
 //
-// Groups: by the `group` column when the table has one (a blank cell groups its row by the other columns);
+// Groups: by the `group` column when the table has one (a blank cell groups its row by the other columns), split
+// by job (model / hardware / gpus / gbs / seq, case ignored) when a named group holds several, each named by the
+// group and the cells that differ ("g / gbs=32");
 // otherwise by every input column except the layout columns (layout_columns()), named by model / hardware / gpus /
 // gbs / seq / precision and then the other non-blank cells as column=value. Cells are compared as text: rows that
 // spell one model two ways ("Qwen3-30B-A3B", "qwen3-30b-a3b") fall in two groups unless a `group` cell joins them. Order is by speed: a step-time

@@ -86,18 +86,24 @@ TEST_CASE("rank_groups: groups by the non-layout columns, inverts step times, re
   CHECK(g.max_abs_error_pct == doctest::Approx(25.0));
 }
 
-TEST_CASE("rank_groups: an explicit group column overrides the other columns; a group of one has no tau") {
+TEST_CASE("rank_groups: an explicit group column names the group, split by job; a group of one has no tau") {
   report::ValidationResult r;
-  r.rows.push_back(validation_row("A", "tflops_per_gpu", 100, 100, {{"group", "g1"}, {"model", "m1"}}));
-  r.rows.push_back(validation_row("B", "tokens_per_sec_per_gpu", 300, 330, {{"group", "g1"}, {"model", "m2"}}));
+  r.rows.push_back(validation_row("A", "tflops_per_gpu", 100, 100, {{"group", "g1"}, {"model", "m1"}, {"tp", "1"}}));
+  r.rows.push_back(
+      validation_row("B", "tokens_per_sec_per_gpu", 300, 330, {{"group", "g1"}, {"model", "m1"}, {"tp", "2"}}));
   r.rows.push_back(validation_row("C", "tflops_per_gpu", 100, 90, {{"group", "g2"}, {"model", "m1"}}));
+  // Another batch size in group g1 is another job: ranked apart (its errors move with the batch, not the layout).
+  r.rows.push_back(
+      validation_row("D", "tflops_per_gpu", 50, 80, {{"group", "g1"}, {"model", "m1"}, {"gbs", "8"}, {"tp", "1"}}));
   const auto g = validate::rank_groups(r);
-  REQUIRE(g.groups.size() == 2);
-  CHECK(g.groups[0].name == "g1");
+  REQUIRE(g.groups.size() == 3);
+  CHECK(g.groups[0].name == "g1 / gbs=");  // g1 holds two jobs: each is named by the cells that differ
   CHECK(*g.groups[0].tau_b == doctest::Approx(1.0));
   CHECK_FALSE(g.groups[1].tau_b.has_value());
+  CHECK(g.groups[2].name == "g1 / gbs=8");
+  CHECK_FALSE(g.groups[2].tau_b.has_value());
   CHECK(g.groups_with_tau == 1);
-  CHECK(g.rows == 2);  // C, alone in its group, is not pooled
+  CHECK(g.rows == 2);  // C and D, alone in their groups, are not pooled
 }
 
 TEST_CASE("layout columns hold the parallel sizes and switches, not the model, system or batch") {
