@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where do published recipe layouts land in moesim's own layout ranking? (issue 16, "Is the search right?")
+"""Where do published recipe layouts land in moesim's own layout ranking? ("Is the search right?")
 
 For each case: the recipe row of a bundled table (its id, measured figure and layout), `moesim estimate` and
 `moesim run` on the recipe's layout, and `moesim search` over the layouts around it with the recipe's software
@@ -7,7 +7,8 @@ stack pinned (precision, dispatcher, CUDA graphs, grouped GEMM, TE release) and 
 recompute and A2A overlap free. Prints markdown: the recipe's rank among the feasible layouts, what moesim
 prefers instead, the predicted gain and the breakdown that explains it, and whether moesim can tell its best from
 the recipe at all: the chance that the recipe is truly faster at that predicted gap (`moesim bands --chance-slower`,
-from how often moesim orders the bundled layout sweeps right at such gaps); under 20 % counts as told apart.
+from how often moesim orders pairs of one job of the bundled layout sweeps right at such gaps); under 20 % counts
+as told apart.
 
     tools/search-vs-recipes.py [--bin build/moesim] [--jobs N] > docs/studies/search-vs-recipes.md
 """

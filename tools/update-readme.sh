@@ -3,9 +3,9 @@
 # (data/measurements/): the summary (README and docs), the development table's rows (`validate --markdown`), the
 # Bridge development set per system and model kind, the GB200 ladder's steps, and the layout sweeps' ranking per group (`validate
 # --ranking`: Kendall tau-b of measured vs predicted order, issue 17), and the MLPerf GB200 scaling series per point
-# with its 8,192 / 512 throughput-per-GPU ratio (issue 18), and the error bands' data file with their
-# leave-one-source-out coverage (`moesim bands`). Each table sits between <!-- NAME:begin --> and
-# <!-- NAME:end --> markers.
+# with its 8,192 / 512 throughput-per-GPU ratio, the SimuMax B200 runs per model (error and Kendall tau per job),
+# and the error bands' data file with their coverage leaving one source or one regime out (`moesim bands`). Each
+# table sits between <!-- NAME:begin --> and <!-- NAME:end --> markers.
 #   tools/update-readme.sh           rewrite the files
 #   tools/update-readme.sh --check   change nothing; exit 1 naming each stale table (CI runs this)
 # MOESIM_BIN=path skips the build and uses that binary.
@@ -31,6 +31,7 @@ m=data/measurements
 "$bin" validate --csv "$m/gb200_ladder.csv" --ladder --json >"$tmp/ladder.json"
 "$bin" validate --csv "$m/layout_sweeps.csv" --ranking --json >"$tmp/sweeps.json"
 "$bin" validate --csv "$m/mlperf-v6-dsv3-gb200-scaling.csv" --json >"$tmp/scaling.json"
+"$bin" validate --csv "$m/simumax_b200.csv" --ranking --json >"$tmp/simumax.json"
 # The error bands' data (data/accuracy/prediction_errors.csv, every band's source) and their coverage.
 "$bin" bands --write --out "$tmp/prediction_errors.csv" >"$tmp/bands.md"
 if ! cmp -s "$tmp/prediction_errors.csv" data/accuracy/prediction_errors.csv; then
@@ -45,11 +46,14 @@ import csv, json, math, statistics, sys
 mode, tmp, mdir = sys.argv[1], sys.argv[2], sys.argv[3]
 load = lambda name: json.load(open(f"{tmp}/{name}.json"))
 gt, ho, ld, sw, sc = load("groundtruth"), load("heldout"), load("ladder"), load("sweeps"), load("scaling")
+sm = load("simumax")
 
 def errors(d): return [r["error_pct"] for r in d["rows"] if "error_pct" in r]
 def mean_abs_ln(d):
     v = [abs(math.log(r["predicted"] / r["measured"])) for r in d["rows"] if "error_pct" in r]
     return sum(v) / len(v) if v else float("nan")
+
+def median(v): return statistics.median(v) if v else float("nan")
 
 def ladder_counts(d):
     judged = [s for s in d["ladder"] if s["judged"]]
@@ -101,6 +105,34 @@ if len(points) >= 2:
 lines += ["", scaling_line]
 scaling = "\n".join(lines)
 
+# SimuMax B200 runs (one third party's Megatron-LM steps on one 8-GPU node), per model: |error|, signed median, and
+# Kendall tau-b per job (rows of one model, batch and sequence; validate --ranking splits the per-model groups).
+smrows = {r["id"]: r for r in csv.DictReader(open(f"{mdir}/simumax_b200.csv", newline=""))}
+by_model = {}
+for r in sm["rows"]:
+    if "error_pct" in r:
+        by_model.setdefault(smrows[r["id"]]["group"], []).append(r["error_pct"])
+job_taus = {}
+for g in sm["ranking"]["groups"]:
+    if g["tau_b"] is not None and len(g["rows"]) >= 2:
+        job_taus.setdefault(smrows[g["rows"][0]]["group"], []).append(g["tau_b"])
+def pct(v, q): return sorted(v)[min(len(v) - 1, max(0, math.ceil(q * len(v)) - 1))]
+lines = ["| model | rows | too fast | median / p90 / max abs. error | median signed | jobs with two or more layouts | "
+         "mean Kendall tau-b per job |", "|---|---|---|---|---|---|---|"]
+all_err = []
+for model, errs in sorted(by_model.items()):
+    all_err += errs
+    taus = job_taus.get(model, [])
+    a = [abs(e) for e in errs]
+    lines.append(f"| {model} | {len(errs)} | {sum(e < 0 for e in errs)} | {median(a):.1f} / {pct(a, 0.9):.1f} / "
+                 f"{max(a):.1f} % | {median(errs):+.1f} % | {len(taus)} | "
+                 + (f"{sum(taus) / len(taus):+.2f}" if taus else "-") + " |")
+a = [abs(e) for e in all_err]
+simumax_line = (f"SimuMax B200 runs (`simumax_b200.csv`, one 8-GPU node, Megatron-LM defaults): {len(all_err)} predicted, "
+                f"{sum(e < 0 for e in all_err)} of them too fast; median / p90 / max abs. error {median(a):.1f} / "
+                f"{pct(a, 0.9):.1f} / {max(a):.1f} %.") if all_err else "SimuMax B200 runs: not predicted."
+simumax = "\n".join(lines + ["", simumax_line])
+
 right, judged = ladder_counts(ld)
 summary = "\n".join([
     "| table | what it is | rows predicted | median abs. error | p90 | max | mean abs. ln | within 10 % | above 30 % |",
@@ -116,6 +148,8 @@ summary = "\n".join([
     ranking_line,
     "",
     scaling_line,
+    "",
+    simumax_line,
 ])
 
 lines = ["| group | rows | Kendall tau-b | median abs. error | p90 | max | measured fastest | predicted fastest | "
@@ -131,7 +165,6 @@ for g in rk["groups"]:
 lines += ["", ranking_line]
 ranking = "\n".join(lines)
 
-def median(v): return statistics.median(v) if v else float("nan")
 rows = {r["id"]: r for r in csv.DictReader(open(f"{mdir}/bridge_heldout.csv", newline=""))}
 groups = {}
 for r in ho["rows"]:
@@ -168,7 +201,8 @@ stale = []
 for path, parts in [("README.md", [("accuracy-summary", summary)]),
                     ("docs/accuracy.md", [("accuracy-summary", summary), ("groundtruth", table),
                                           ("heldout", heldout), ("ladder", ladder), ("ranking", ranking),
-                                          ("scaling", scaling), ("bands", open(f"{tmp}/bands.md").read())]),
+                                          ("scaling", scaling), ("simumax", simumax),
+                                          ("bands", open(f"{tmp}/bands.md").read())]),
                     (f"{mdir}/mlperf-v6-dsv3-gb200-scaling.md", [("scaling", scaling)])]:
     old = open(path).read()
     new = old
