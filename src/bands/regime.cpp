@@ -75,8 +75,7 @@ std::string document_key(const std::string& source_cell, const RegimeRules& rule
   if (!s.empty() && s.front() == '"') s.erase(0, 1);
   while (!s.empty() && s.back() == ' ') s.pop_back();
   // " @<revision>": one document at two revisions is still one document.
-  if (const auto at = s.rfind(" @"); at != std::string::npos && s.find(' ', at + 2) == std::string::npos)
-    s.erase(at);
+  if (const auto at = s.rfind(" @"); at != std::string::npos && s.find(' ', at + 2) == std::string::npos) s.erase(at);
   return s;
 }
 
@@ -114,8 +113,8 @@ ErrorRow describe(const predict::Case& c, std::string_view framework, std::strin
 
 Regime regime_of(const ErrorRow& r) {
   const auto& f = r.features.values;
-  return {r.family, f[feature_index("generation")], f[feature_index("framework")],
-          r.micro_batches, r.gpu_scale, f[feature_index("row_kind")]};
+  return {r.family,    f[feature_index("generation")], f[feature_index("framework")], r.micro_batches,
+          r.gpu_scale, f[feature_index("row_kind")]};
 }
 
 }  // namespace moesim::bands

@@ -13,7 +13,8 @@ std::string commonest(const std::vector<std::size_t>& idx, const std::vector<Err
                       const std::function<std::string(const ErrorRow&)>& column) {
   std::map<std::string, int> n;
   for (auto i : idx) ++n[column(rows[i])];
-  const auto best = std::max_element(n.begin(), n.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  const auto best =
+      std::max_element(n.begin(), n.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
   return best->first + (best->second == static_cast<int>(idx.size())
                             ? std::string()
                             : " (" + std::to_string(best->second) + " of " + std::to_string(idx.size()) + ")");
@@ -21,16 +22,14 @@ std::string commonest(const std::vector<std::size_t>& idx, const std::vector<Err
 
 // What the nearest rows are like, dimension by dimension: the regime dimensions, then the other features.
 std::string describe_nearest(const std::vector<std::size_t>& idx, const std::vector<ErrorRow>& rows) {
-  std::string s = std::to_string(idx.size()) + " rows, ";
+  std::string s = std::to_string(idx.size()) + " rows";
   for (std::size_t d = 0; d < kRegimeNames.size(); ++d)
-    s += std::string(kRegimeNames[d]) + " " + commonest(idx, rows, [d](const ErrorRow& r) { return std::string(regime_of(r)[d]); }) +
-         ", ";
-  for (std::size_t k = 0; k < kFeatureNames.size(); ++k) {
-    const auto name = kFeatureNames[k];
-    if (std::find(kRegimeNames.begin(), kRegimeNames.end(), name) != kRegimeNames.end()) continue;
-    s += std::string(name) + " " + commonest(idx, rows, [k](const ErrorRow& r) { return r.features.values[k]; }) +
-         (k + 1 < kFeatureNames.size() ? ", " : "");
-  }
+    s += ", " + std::string(kRegimeNames[d]) + " " +
+         commonest(idx, rows, [d](const ErrorRow& r) { return std::string(regime_of(r)[d]); });
+  for (std::size_t k = 0; k < kFeatureNames.size(); ++k)
+    if (std::find(kRegimeNames.begin(), kRegimeNames.end(), kFeatureNames[k]) == kRegimeNames.end())
+      s += ", " + std::string(kFeatureNames[k]) + " " +
+           commonest(idx, rows, [k](const ErrorRow& r) { return r.features.values[k]; });
   return s;
 }
 
@@ -57,8 +56,8 @@ Band regime_band(const ErrorRow& c, const std::vector<ErrorRow>& rows, const Ban
   }
   for (std::size_t d = 0; d < mine.size(); ++d)
     if (!mine[d].empty() && alike[d] < rules.thin_rows)
-      b.outside.push_back(std::string(kRegimeNames[d]) + " = " + std::string(mine[d]) + " (" + std::to_string(alike[d]) +
-                          " bundled row" + (alike[d] == 1 ? "" : "s") + ")");
+      b.outside.push_back(std::string(kRegimeNames[d]) + " = " + std::string(mine[d]) + " (" +
+                          std::to_string(alike[d]) + " bundled row" + (alike[d] == 1 ? "" : "s") + ")");
   if (b.outside.empty()) return b;
   const Band pooled = conformal_band(std::move(all), options.coverage);
   b.regime_widening = regime_term * static_cast<double>(b.outside.size());
@@ -87,7 +86,7 @@ std::vector<RegimeNeed> regime_needs(const std::vector<ErrorRow>& rows, const Ba
         const Band b = regime_band(r, rows, options, rules, 0, others);
         if (!b.valid()) continue;
         const double miss = std::max({0.0, b.lo_log - r.time_log_error, r.time_log_error - b.hi_log});
-        x.push_back(miss == 0 ? 0
+        x.push_back(miss == 0           ? 0
                     : b.outside.empty() ? std::numeric_limits<double>::infinity()
                                         : miss / static_cast<double>(b.outside.size()));
       }

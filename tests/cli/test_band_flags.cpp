@@ -2,6 +2,7 @@
 // the predicted step times the anchor's one factor, with its own band; --band 0 removes the band.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -55,6 +56,47 @@ TEST_CASE("validate --explain: the row's band is built without its own source an
   CHECK(r.out.find("none from this row's source") != std::string::npos);
   CHECK((r.out.find("measured value inside") != std::string::npos ||
          r.out.find("measured value OUTSIDE") != std::string::npos));
+}
+
+TEST_CASE("--anchor: only the anchor rows of the case's model and system; a note for each row left out") {
+  const std::string file = std::string(MOESIM_FIXTURES_DIR) + "/cli/anchor_two_models.csv";
+  // A Qwen3-30B case on DGX-H100: T001 (Qwen3-30B, 8 GPUs) anchors it, with a note that it ran on another GPU
+  // count; L001 (Llama 3.1 8B) is left out with a note, so the factor is T001's alone.
+  const auto r = run_cli(qwen("run", {"--json", "--anchor", file}));
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["anchored"]["rows"] == 1);
+  CHECK(r.err.find("row L001") != std::string::npos);
+  CHECK(r.err.find("not anchored on") != std::string::npos);
+  CHECK(r.err.find("row T001 ran on 8 GPUs") != std::string::npos);
+  const auto alone = nlohmann::json::parse(
+      run_cli(qwen("run", {"--json", "--anchor", std::string(MOESIM_FIXTURES_DIR) + "/cli/validate_3rows.csv"})).out);
+  CHECK(j["anchored"]["time_factor"].get<double>() == doctest::Approx(alone["anchored"]["time_factor"].get<double>()));
+  // A case of a model the file does not hold: no anchored prediction, and a note says why.
+  const auto other = run_cli({"run", "--model", "mixtral-8x7b", "--system", "dgx-h100", "--gpus", "16", "--tp", "2",
+                              "--ep", "8", "--gbs", "32", "--seq", "1024", "--json", "--anchor", file});
+  REQUIRE(other.code == 0);
+  CHECK(!nlohmann::json::parse(other.out).contains("anchored"));
+  CHECK(other.err.find("no anchored prediction") != std::string::npos);
+}
+
+TEST_CASE("a case outside the validated regime says so, with a wider band than a like case inside it") {
+  // Mixtral has no bundled row (a family the tables lack); Qwen3-30B on DGX-H100 has many.
+  const auto mixtral = run_cli({"run", "--model", "mixtral-8x7b", "--system", "dgx-h100", "--gpus", "16", "--tp", "2",
+                                "--ep", "8", "--gbs", "32", "--seq", "1024", "--json"});
+  REQUIRE(mixtral.code == 0);
+  const auto m = nlohmann::json::parse(mixtral.out);
+  const std::string outside = m["band"]["outside_validated_regime"];
+  CHECK(outside.find("outside the validated regime: family = mixtral (0 bundled rows)") == 0);
+  CHECK(outside.find("its nearest rows:") != std::string::npos);
+  const auto text = run_cli({"run", "--model", "mixtral-8x7b", "--system", "dgx-h100", "--gpus", "16", "--tp", "2",
+                             "--ep", "8", "--gbs", "32", "--seq", "1024"});
+  CHECK(text.out.find("outside the validated regime: family = mixtral") != std::string::npos);
+  const auto q = nlohmann::json::parse(run_cli(qwen("run", {"--json"})).out);
+  auto log_width = [](const nlohmann::json& j) {
+    return std::log(j["band"]["step_time_s"][1].get<double>() / j["band"]["step_time_s"][0].get<double>());
+  };
+  CHECK(log_width(m) > log_width(q));
 }
 
 TEST_CASE("search --anchor: one factor on every ranked time, measured layouts shown, a measured reversal said") {
