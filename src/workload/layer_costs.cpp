@@ -459,7 +459,10 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     if (etp > 1) c.etp_bytes = token_copies / 2 * (etp - 1);
     for (const auto& pass : work.post_combine_fwd) c.post_combine.fwd += k.pass(token_copies, pass);
     for (const auto& pass : work.post_combine_bwd) c.post_combine.dgrad += k.pass(token_copies, pass);
-    add_fwd_bwd(c.post_combine, k.mem(residual_bytes, "residual_add"), k.mem(residual_bytes, "residual_add_bwd"));
+    // The residual add after the combine is priced with the attention block's: one kernel on the compute stream
+    // either way, and a post-combine block of its own would give DeepEP and HybridEP, which have no unpermute,
+    // an op that waits for the combine in the combined 1F1B order's accounting (estimate/step_lower_bound.cpp).
+    add_fwd_bwd(c.attention, k.mem(residual_bytes, "residual_add"), k.mem(residual_bytes, "residual_add_bwd"));
 
     if (m.moe.num_shared_experts > 0) {
       const I fs = m.moe.num_shared_experts * m.moe.shared_expert_ffn_hidden_size;

@@ -101,7 +101,11 @@ OpId LayerEmitter::tp_collectives(const LayerRun& r, const char* name, double by
 // The serial part, after the chain; returns the bytes left for tp_overlapped (0 without overlap).
 double LayerEmitter::tp_serial(const LayerRun& r, const char* name, double bytes, Phase phase) {
   const auto& l = ctx_.in.layout;
-  const double serial = l.tp_comm_overlap ? bytes / l.tp : bytes;
+  // A backward's bytes are three calls; with userbuffers the input re-gather and the input-gradient
+  // reduce-scatter run in bulk beside the dgrad and wgrad GEMMs (TE v2.11 linear.py / layernorm_linear.py
+  // ub_bulk_dgrad, ub_bulk_wgrad), so only the grad output's all-gather has a serial first chunk.
+  const double chunked = phase == Phase::bwd_dgrad ? bytes / 3 : bytes;
+  const double serial = l.tp_comm_overlap ? chunked / l.tp : bytes;
   tp_stream_collective(r, *r.chain, layout::Dim::tp, name, serial, comm::Collective::reduce_scatter, phase);
   return bytes - serial;
 }
