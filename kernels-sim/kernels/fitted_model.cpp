@@ -64,8 +64,10 @@ fit::CalibrationRecord to_record(const Kernel& kernel, const std::string& family
       r.groups = g.tokens_per_expert;
     }
     void attention(const AttentionShape& a) const {
-      r.shape = {{"batch", a.batch},      {"heads", a.heads},    {"seq_q", a.seq_q},          {"seq_kv", a.seq_kv},
-                 {"head_dim_qk", a.d_qk}, {"head_dim_v", a.d_v}, {"causal", a.causal ? 1 : 0}};
+      r.shape = {
+          {"batch", a.batch},    {"heads", a.heads},          {"kv_heads", a.kv_heads > 0 ? a.kv_heads : a.heads},
+          {"seq_q", a.seq_q},    {"seq_kv", a.seq_kv},        {"head_dim_qk", a.d_qk},
+          {"head_dim_v", a.d_v}, {"causal", a.causal ? 1 : 0}};
     }
     void operator()(const AttentionFwd& a) const { attention(a); }
     void operator()(const AttentionBwd& a) const { attention(a); }
@@ -153,7 +155,7 @@ bool fit_matches_gpu(const fit::FitFile& fit, const std::string& gpu_name) {
 }
 
 FittedKernelCostModel::FittedKernelCostModel(fit::FitFile fit, std::string label, RooflineKernelCostModel fallback)
-    : fit_(std::move(fit)), label_(std::move(label)), fallback_(std::move(fallback)) {
+    : fit_(std::move(fit)), table_(fit_.table, fit_.peaks), label_(std::move(label)), fallback_(std::move(fallback)) {
   // A family is evaluated with today's feature definitions, so its coefficients must be exactly those features
   // (a hand-edited file, or one from an older fitter, must not be evaluated with the wrong vector).
   Diagnostics diags;
@@ -197,6 +199,10 @@ double FittedKernelCostModel::seconds(const Kernel& kernel, const DeviceRates& d
   return explain(kernel, device).seconds;
 }
 
+KernelSource FittedKernelCostModel::source(const Kernel& kernel, const DeviceRates& device) const {
+  return explain(kernel, device).source;
+}
+
 FittedKernelTime FittedKernelCostModel::explain(const Kernel& kernel, const DeviceRates& device) const {
   check_device_rates(device);
   if (!fit_matches_gpu(fit_, device.name))
@@ -207,8 +213,18 @@ FittedKernelTime FittedKernelCostModel::explain(const Kernel& kernel, const Devi
                                                       : " (peaks row " + peaks_key_for_gpu(device.name) + ")")}});
   FittedKernelTime t;
   const fit::FamilyFit* ff = nullptr;
+  const bool has_shape = !std::holds_alternative<MemoryBound>(kernel);  // memory-bound kernels carry only bytes
   for (const auto& candidate : fit_family_candidates(kernel, device.arch)) {
     if (t.family.empty()) t.family = candidate;
+    if (has_shape && table_.has_family(candidate)) {
+      const auto hit = table_.lookup(candidate, to_record(kernel, candidate, fit_));
+      if (hit.hit != fit::TableHit::none) {
+        t.family = candidate;
+        t.source = hit.hit == fit::TableHit::exact ? KernelSource::table : KernelSource::interpolated;
+        t.seconds = hit.time_us / us_per_s;
+        return t;
+      }
+    }
     if ((ff = fit_.find(candidate))) {
       t.family = candidate;
       break;
@@ -226,6 +242,7 @@ FittedKernelTime FittedKernelCostModel::explain(const Kernel& kernel, const Devi
     features = fit::feature_vector(to_record(kernel, t.family, fit_), fit_.peaks);
   }
   t.from_fit = true;
+  t.source = KernelSource::fit;
   t.fit_seconds = ff->predict_us(features) / us_per_s;
   t.bound_seconds = roofline_bound_s(kernel, device);
   t.clamped = t.fit_seconds < t.bound_seconds;

@@ -23,7 +23,10 @@
 // choice for dgrad and wgrad), PyTorch's FlashAttention-2 ("attention_*/bf16_fa2"); "*_reference" families are
 // never fitted at all.
 //
-// Evaluation: the kernel is turned into a calibration record of the fit's GPU and priced with the fitter's own
+// Evaluation, per family looked for (most specific first): the fit file's measured table (fit/measured_table.hpp)
+// first, its time exactly where it holds the kernel's shape, interpolated between the two measured neighbours of
+// the shape along the family's axis; the fitted coefficients only off the table. Then:
+// the kernel is turned into a calibration record of the fit's GPU and priced with the fitter's own
 // feature_vector() and FamilyFit::predict_us(), so a covered kernel gets exactly the fit's prediction, except
 // that the result is clamped to never fall below the roofline bound max(FLOP / peak(dtype), minimum HBM bytes /
 // HBM bandwidth) of the device being simulated (explain() says when it was). Memory-bound kernels carry only a
@@ -58,8 +61,9 @@ bool fit_matches_gpu(const fit::FitFile& fit, const std::string& gpu_name);
 // One prediction and where it came from.
 struct FittedKernelTime {
   double seconds = 0;
-  std::string family;        // the fit family looked for; empty when the kernel has none
-  bool from_fit = false;     // false: the roofline fallback priced it (family empty or not in the fit)
+  std::string family;  // the family that priced it (or, for the roofline, the first looked for; empty: none)
+  KernelSource source = KernelSource::roofline;
+  bool from_fit = false;     // source is fit: the fitted coefficients priced it
   double fit_seconds = 0;    // the fit's own prediction (predict_us / 1e6); 0 for a fallback
   double bound_seconds = 0;  // roofline bound on the device; 0 for a fallback
   bool clamped = false;      // the fit predicted less than the bound, and the bound was used
@@ -72,6 +76,7 @@ class FittedKernelCostModel final : public KernelCostModel {
                         RooflineKernelCostModel fallback = RooflineKernelCostModel());
 
   double seconds(const Kernel& kernel, const DeviceRates& device) const override;
+  KernelSource source(const Kernel& kernel, const DeviceRates& device) const override;
   // "fit kernels-sim/fits/h200-sxm.json (gemm, grouped_gemm) + roofline fallback": the kernels with at least one
   // fitted family, in fit-file order ("no fitted families" when the fit has none).
   std::string name() const override;
@@ -82,6 +87,7 @@ class FittedKernelCostModel final : public KernelCostModel {
 
  private:
   fit::FitFile fit_;
+  fit::MeasuredTable table_;
   std::string label_;
   RooflineKernelCostModel fallback_;
 };

@@ -4,6 +4,16 @@
 
 namespace moesim::kernels {
 
+const char* to_string(KernelSource s) {
+  switch (s) {
+    case KernelSource::table: return "table";
+    case KernelSource::interpolated: return "interpolated";
+    case KernelSource::fit: return "fit";
+    case KernelSource::roofline: return "roofline";
+  }
+  return "roofline";
+}
+
 void register_builtin_kernel_cost_models(KernelCostModelRegistry& registry) {
   registry.add("roofline",
                "peak FLOP/s and HBM roofline with GEMM wave-quantisation, grouped-GEMM per-expert and attention "

@@ -19,10 +19,17 @@
 
 namespace moesim::kernels {
 
+// Where a kernel's time came from, most trusted first: the measured time of its shape, an interpolation between two
+// measured shapes of its family, a model fitted to measurements, or the roofline with its published efficiencies.
+enum class KernelSource { table, interpolated, fit, roofline };
+const char* to_string(KernelSource s);
+
 class KernelCostModel {
  public:
   virtual ~KernelCostModel() = default;
   virtual double seconds(const Kernel& kernel, const DeviceRates& device) const = 0;
+  // Where seconds() takes this kernel's time from (the same rules, no other effect).
+  virtual KernelSource source(const Kernel&, const DeviceRates&) const { return KernelSource::roofline; }
   // Registered name ("roofline") plus, where useful, where its parameters came from.
   virtual std::string name() const = 0;
 };

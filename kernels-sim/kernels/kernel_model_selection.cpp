@@ -59,10 +59,12 @@ class PerGpuKernelCostModel final : public KernelCostModel {
       : entries_(std::move(entries)), roofline_(roofline) {}
 
   double seconds(const Kernel& kernel, const DeviceRates& device) const override {
-    for (const auto& e : entries_)
-      if (e.gpu.empty() ? fit_matches_gpu(e.model->fit(), device.name) : e.gpu == device.name)
-        return e.model->seconds(kernel, device);
-    return roofline_.seconds(kernel, device);
+    const auto* fitted = model_for(device);
+    return fitted ? fitted->seconds(kernel, device) : roofline_.seconds(kernel, device);
+  }
+  KernelSource source(const Kernel& kernel, const DeviceRates& device) const override {
+    const auto* fitted = model_for(device);
+    return fitted ? fitted->source(kernel, device) : KernelSource::roofline;
   }
   std::string name() const override {
     std::string out = "per GPU:";
@@ -73,6 +75,12 @@ class PerGpuKernelCostModel final : public KernelCostModel {
   }
 
  private:
+  const FittedKernelCostModel* model_for(const DeviceRates& device) const {
+    for (const auto& e : entries_)
+      if (e.gpu.empty() ? fit_matches_gpu(e.model->fit(), device.name) : e.gpu == device.name) return e.model.get();
+    return nullptr;
+  }
+
   std::vector<Entry> entries_;
   RooflineKernelCostModel roofline_;
 };

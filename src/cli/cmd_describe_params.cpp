@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <filesystem>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -8,6 +9,8 @@
 #include "cli/describe_params.hpp"
 #include "config/data_dir.hpp"
 #include "kernels/efficiency_params.hpp"
+#include "kernels/fit/fit_file.hpp"
+#include "kernels/fit/measured_table.hpp"
 #include "topology/system_catalog.hpp"
 #include "workload/step_params_file.hpp"
 
@@ -81,6 +84,32 @@ void print_text(std::ostream& out, const std::string& title, const std::vector<L
   }
 }
 
+// Where the system's GPU takes each kernel class's time from (kernels/fitted_model.hpp): per fitted family, the
+// measured shapes of its table (exact, interpolated between neighbours) and the fit's residual off the table;
+// every other kernel, the roofline.
+void print_kernel_sources(std::ostream& out, const std::filesystem::path& root, const std::string& gpu) {
+  const auto file = root / "kernels-sim" / "fits" / (gpu + ".json");
+  out << "Kernel sources on " << gpu << " (--kernel-model auto)\n";
+  if (!std::filesystem::exists(file)) {
+    out << "  every kernel: roofline (no kernels-sim/fits/" << gpu << ".json)\n";
+    return;
+  }
+  const auto fit = kernels::fit::read_fit_file(file);
+  const kernels::fit::MeasuredTable table(fit.table, fit.peaks);
+  for (const auto& f : fit.families) {
+    char residual[96];
+    std::snprintf(residual, sizeof residual, "fit off it (n %lld, median %.1f %%, max %.1f %%)",
+                  static_cast<long long>(f.n), 100 * f.median_rel_error, 100 * f.max_rel_error);
+    const auto shapes = table.shapes(f.family);
+    out << "  " << f.family << ": "
+        << (shapes > 0 ? "table of " + std::to_string(shapes) + " measured shapes, interpolated between them; "
+                       : std::string("no table; "))
+        << residual << "\n";
+  }
+  out << "  every other kernel (memory-bound kernels without a family, FP8/FP4, windowed attention): roofline\n"
+      << "      " << (fit.sources.empty() ? file.string() : fit.sources.front()) << "\n";
+}
+
 }  // namespace
 
 void print_params(Context& ctx, bool json, const std::string& system) {
@@ -90,11 +119,12 @@ void print_params(Context& ctx, bool json, const std::string& system) {
     step.push_back({e.name, e.value, e.unit, e.source, e.fitted});
   const auto kernels = kernel_entries(kernels::builtin_kernel_efficiency(root));
   std::vector<Listed> calibration;
-  std::string system_name;
+  std::string system_name, system_gpu;
   if (!system.empty()) {
     const auto catalog = topology::SystemCatalog::load(root);
     const topology::SystemSpec s = catalog.resolve(system);
     system_name = s.name;
+    system_gpu = s.gpu.name;
     calibration = calibration_entries("", s.calibration);
     for (auto& e : calibration_entries(s.gpu.name + ".", s.gpu.calibration)) calibration.push_back(std::move(e));
   }
@@ -120,6 +150,7 @@ void print_params(Context& ctx, bool json, const std::string& system) {
     ctx.out << "Calibration: " << pointer << "\n";
   else
     print_text(ctx.out, "Calibration of " + system_name + " (topologies/)", calibration);
+  if (!system_gpu.empty()) print_kernel_sources(ctx.out, root, system_gpu);
 }
 
 }  // namespace moesim::cli

@@ -96,10 +96,14 @@ void print_summary(std::ostream& out, const kf::FitFile& fit, const kf::Calibrat
   out << "fit " << fit.gpu << " (" << fit.records << " records, " << fit.data_hash << ") -> " << file.string() << "\n";
   if (skip_records > 0)
     out << "  " << skip_records << " skip records (configurations the run could not time; reasons in the data)\n";
+  const kf::MeasuredTable table(fit.table, fit.peaks);
+  out << "  per family: the fit's residual on its records (relative error; least squares on relative error), and the\n"
+         "  measured shapes it keeps as a table (a kernel of one of them costs the measurement; between two, the\n"
+         "  interpolation; the fit only off the table)\n";
   for (const auto& f : fit.families) {
     out << "  " << std::left << std::setw(28) << f.family << " n=" << f.n << std::fixed << std::setprecision(4)
         << " R^2=" << f.r2 << std::setprecision(1) << " median_err=" << 100 * f.median_rel_error
-        << "% max_err=" << 100 * f.max_rel_error << "%\n";
+        << "% max_err=" << 100 * f.max_rel_error << "% table=" << table.shapes(f.family) << " shapes\n";
     out.unsetf(std::ios::fixed);
   }
   for (const auto& s : fit.skipped) out << "  skipped " << s.family << " (n=" << s.n << "): " << s.reason << "\n";

@@ -12,6 +12,7 @@
 #include "cli/opt_fabric.hpp"
 #include "cli/opt_routing.hpp"
 #include "core/error.hpp"
+#include "kernels/kernel_source_tally.hpp"
 #include "report/chrome_trace.hpp"
 #include "report/scaling_table.hpp"
 
@@ -114,6 +115,9 @@ void add_run_command(CLI::App& app, Context& ctx) {
     apply_fabric_flags(args->fabric, prepared);
     prepared.options.keep_timeline = !args->trace.empty();
     const auto& kernel_model = prepared.kernel_model;
+    // Counts where each kernel class's times came from (measured table, interpolation, fit, roofline).
+    std::optional<kernels::KernelSourceTally> tally;
+    if (prepared.options.kernels) prepared.options.kernels = &tally.emplace(*prepared.options.kernels);
     const auto p = predict::predict_step(prepared.c, prepared.options);
     if (!args->trace.empty()) {
       std::ofstream f(args->trace);
@@ -124,6 +128,7 @@ void add_run_command(CLI::App& app, Context& ctx) {
     BandAttacher(args->band, ctx, prepared.options).attach(shown, prepared.c);
     ctx.out << (args->json ? report::to_json_text(shown) : report::to_table(shown));
     if (!args->json) ctx.out << "  kernel model: " << kernel_model.why << "\n";
+    if (!args->json && tally) ctx.out << "  kernel sources (shapes priced): " << tally->summary() << "\n";
   });
 }
 

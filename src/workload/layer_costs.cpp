@@ -214,8 +214,11 @@ class Costing {
 };
 
 // The MLP activation over `elements` outputs of one MLP width (tokens x ffn): forward and backward blocks.
-// SwiGLU reads gate and up and writes the product: one kernel, 3 passes over tokens x ffn BF16 forward, twice that
-// backward. Clamped SwiGLU (GPT-OSS) runs unfused as its 7 elementwise ops: clamp, clamp, scale, sigmoid, mul,
+// SwiGLU reads gate and up and writes the product: one kernel, 3 passes over tokens x ffn BF16 forward. Its
+// backward is one kernel too, reading the output gradient and both halves and writing both halves' gradients:
+// 5 passes (TransformerEngine v2.11 nvte_dswiglu(grad, input, output), common/activation/swiglu.cu:43, through
+// dgated_act_fn; Megatron's fused swiglu_back has the same inputs and outputs); an ungated activation's backward
+// reads the gradient and the input and writes one gradient, 3 passes. Clamped SwiGLU (GPT-OSS) runs unfused as its 7 elementwise ops: clamp, clamp, scale, sigmoid, mul,
 // add-one, mul (openai/gpt-oss model.py swiglu; Megatron's activation_func_clamp_value / glu_linear_offset),
 // 16 passes forward; backward ~9 autograd kernels, ~26 passes (counted from the ops' derivatives; an estimate).
 struct ActivationBlocks {
@@ -226,7 +229,7 @@ ActivationBlocks activation(const Costing& k, const model::FfnSpec& ffn, double 
   const double pass = elements * kBf16;
   if (ffn.activation_clamp > 0) return {k.mem(16 * pass, name, 7), k.mem(26 * pass, bwd_name, 9)};
   const int gated = ffn.activation == model::Activation::swiglu ? 2 : 1;
-  return {k.mem(pass * (gated + 1), name), k.mem(2 * pass * (gated + 1), bwd_name)};
+  return {k.mem(pass * (gated + 1), name), k.mem(pass * (2 * gated + 1), bwd_name)};
 }
 
 void add(BlockCost& into, const BlockCost& c) {
@@ -247,7 +250,7 @@ struct AttentionParts {
 
 // Per-layer attention. Tokens: `t_full` = tokens of the TP group (GEMM rows after the SP all-gather).
 BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, const Costing& k, I t_full, I window,
-                          AttentionParts& parts) {
+                          AttentionParts& parts, Block& col_dgrad) {
   const auto& a = m.attention;
   const I h = m.hidden_size, tp = l.tp;
   BlockCost c;
@@ -311,7 +314,9 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
     add(c, k.linear(t_full, h, nh * a.v_head_dim / tp, Parallel::row));
   } else {
     const I q = a.num_attention_heads * a.head_dim, kv = a.num_query_groups * a.head_dim;
-    add(c, k.linear(t_full, (q + 2 * kv) / tp, h, Parallel::column));
+    const BlockCost qkv = k.linear(t_full, (q + 2 * kv) / tp, h, Parallel::column);
+    add(c, qkv);
+    col_dgrad = qkv.dgrad;
     const double rope = static_cast<double>(t_full) * (q + kv) / tp * kBf16 * 2;
     if (a.yarn_rope) {
       // Unfused RoPE (Megatron-LM PR #2038: no fusion with YaRN's mscale): t * cos + rotate_half(t) * sin as neg,
@@ -368,12 +373,21 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
 
   AttentionParts parts;
   Block expert_activation;  // the routed experts' activation forward: what selective moe_act recomputes
-  c.attention = attention_block(m, l, k, t_full, window > 0 ? window + 1 : 0, parts);
+  c.attention = attention_block(m, l, k, t_full, window > 0 ? window + 1 : 0, parts, c.attention_col_dgrad);
   const double tp_coll = tp > 1 ? s_act * (tp - 1) / tp : 0;  // one SP all-gather or reduce-scatter
-  const double tp_allreduce = 2 * tp_coll;                    // without SP
+  c.tp_call_bytes = tp > 1 ? s_act : 0;
+  c.tp_sequence_parallel = sp;
+  const double tp_allreduce = 2 * tp_coll;  // without SP
 
   const double norm_bytes = static_cast<double>(t_rank) * h * kBf16 * 2;
   const int gated = m.ffn.activation == model::Activation::swiglu ? 2 : 1;
+  // The two residual adds of a layer (after the attention and after the MLP): Megatron's bias-dropout-add, one
+  // eager elementwise kernel each over this GPU's tokens (read the branch and the residual, write the sum: 3
+  // passes), unfused or jit-fused alike (Megatron-LM megatron/core/transformer/transformer_layer.py: self_attn_bda,
+  // mlp_bda, bias_dropout_add_fusion.py @23e00ed). In the backward the residual's gradient meets the branch's where
+  // the stream forks, one add of 3 passes each. Without sequence parallelism every TP rank holds all the tokens.
+  const double residual_bytes = 3.0 * static_cast<double>(sp ? t_rank : t_full) * h * kBf16;
+  add_fwd_bwd(c.attention, k.mem(residual_bytes, "residual_add"), k.mem(residual_bytes, "residual_add_bwd"));
   if (moe_layer) {
     const I E = m.moe.num_experts, topk = m.moe.top_k, f = m.moe.expert_ffn_hidden_size;
     // Router GEMM stays BF16 (groundtruth.md §6); top-k, softmax/sigmoid and permute are memory-bound.
@@ -445,6 +459,10 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     if (etp > 1) c.etp_bytes = token_copies / 2 * (etp - 1);
     for (const auto& pass : work.post_combine_fwd) c.post_combine.fwd += k.pass(token_copies, pass);
     for (const auto& pass : work.post_combine_bwd) c.post_combine.dgrad += k.pass(token_copies, pass);
+    // The residual add after the combine is priced with the attention block's: one kernel on the compute stream
+    // either way, and a post-combine block of its own would give DeepEP and HybridEP, which have no unpermute,
+    // an op that waits for the combine in the combined 1F1B order's accounting (estimate/step_lower_bound.cpp).
+    add_fwd_bwd(c.attention, k.mem(residual_bytes, "residual_add"), k.mem(residual_bytes, "residual_add_bwd"));
 
     if (m.moe.num_shared_experts > 0) {
       const I fs = m.moe.num_shared_experts * m.moe.shared_expert_ffn_hidden_size;
@@ -480,11 +498,14 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     const I f = m.ffn.ffn_hidden_size;
     c.pre_dispatch.fwd += k.mem(norm_bytes, "rmsnorm");
     c.pre_dispatch.dgrad += k.mem(norm_bytes * 1.5, "rmsnorm_bwd");
-    add(c.experts, k.linear(t_full, gated * f / tp, h, Parallel::column));
+    const BlockCost fc1 = k.linear(t_full, gated * f / tp, h, Parallel::column);
+    add(c.experts, fc1);
+    c.mlp_col_dgrad = fc1.dgrad;
     const auto act = activation(k, m.ffn, static_cast<double>(t_full) * f / tp, "swiglu", "swiglu_bwd");
     c.experts.fwd += act.fwd;
     c.experts.dgrad += act.bwd;
     add(c.experts, k.linear(t_full, h, f / tp, Parallel::row));
+    add_fwd_bwd(c.experts, k.mem(residual_bytes, "residual_add"), k.mem(residual_bytes, "residual_add_bwd"));
     c.tp_fwd_bytes = sp ? 4 * tp_coll : 2 * tp_allreduce;  // attention and MLP: AG + RS each
   }
   c.tp_bwd_bytes = kTpBackwardFactor * c.tp_fwd_bytes;

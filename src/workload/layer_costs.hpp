@@ -72,6 +72,15 @@ struct LayerCosts {
   // Communication per GPU per micro-batch (bytes on the wire leaving this GPU).
   double tp_fwd_bytes = 0;  // SP all-gathers and reduce-scatters in the forward
   double tp_bwd_bytes = 0;
+  // The TP collectives call by call, as Transformer Engine issues them (layer_emitter.cpp, docs/comm-model.md
+  // "TP collectives per call"): the full size of one call (the TP group's activation, BF16: one SP all-gather or
+  // reduce-scatter, or the buffer of one all-reduce without SP); 0 when TP = 1.
+  double tp_call_bytes = 0;
+  bool tp_sequence_parallel = false;
+  // The column-parallel linear's data gradient (QKV; a dense MLP's fc1), part of attention.dgrad / experts.dgrad:
+  // the GEMM TE's backward re-gather of the linear's input runs beside (layernorm_linear.py:688 @v2.11). Empty
+  // where no such window is modelled (MLA's projections): that gather is then serial.
+  Block attention_col_dgrad, mlp_col_dgrad;
   double cp_fwd_bytes = 0;  // ring-attention K/V exchange
   double cp_bwd_bytes = 0;
   // cp_comm_type a2a: the send buffers of the Q/K/V and the output all-to-alls (cp_attention_traffic.hpp), serial

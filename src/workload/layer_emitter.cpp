@@ -17,9 +17,68 @@ OpId LayerEmitter::tp_cp_fwd(const LayerRun& r, bool before_attention) {
                                  comm::Collective::reduce_scatter);
     return out_.comm(r.rank, s, {r.chain->last}, r.layer, r.mb, Phase::fwd);
   }
-  if (!before_attention && c.tp_fwd_bytes > 0 && !ctx_.in.layout.tp_comm_overlap)
-    tp_collectives(r, "tp_sp_collectives", tp_fwd_block_bytes(r), Phase::fwd);
+  if (!before_attention && tp_per_call(r)) tp_fwd_calls(r);
   return -1;
+}
+// Without tp_comm_overlap, every TP collective is its own NCCL call, as Transformer Engine issues them
+// (TransformerEngine v2.11, c188b533): per block, forward, the all-gather of the column-parallel linear's input
+// (layernorm_linear.py:275; layernorm_mlp.py:456) and the reduce-scatter of the row-parallel linear's output
+// (linear.py:358; layernorm_mlp.py:674), both serial; backward, the all-gather of the row-parallel linear's grad
+// output (base.py:1119/1156, grad_output_preprocess: serial), then in the column-parallel linear the re-gather of
+// its input issued async beside the dgrad GEMM and waited for before the wgrad GEMM (layernorm_linear.py:688/824;
+// layernorm_mlp.py:1079/1437), and the reduce-scatter of its input gradient issued async beside the wgrad GEMM
+// and waited for at the end (layernorm_linear.py:764/959; layernorm_mlp.py:1413/1547). Without sequence
+// parallelism: one all-reduce forward (the row-parallel output) and one backward beside the wgrad
+// (layernorm_linear.py:770). Each call pays its own latency and its own size's efficiency (comm/).
+bool LayerEmitter::tp_per_call(const LayerRun& r) const {
+  return r.cost->tp_call_bytes > 0 && !ctx_.in.layout.tp_comm_overlap;
+}
+// Ring, as the lumped collectives before: the ring curves of the NVLink boxes are derived from NCCL's measured
+// all-gather (docs/comm-model.md "Efficiency factors"), i.e. from whatever algorithm NCCL chose for it, so letting
+// an all-gather also pick NVLS here would count that choice twice.
+CommSpec LayerEmitter::tp_call(const LayerRun& r, const char* name, comm::Collective op) const {
+  const auto g = ctx_.placement_of(layout::Dim::tp);
+  const comm::CollectiveSpec spec{op, comm::Algorithm::ring, ctx_.shape_of(g), r.cost->tp_call_bytes};
+  return {Stream::tp_comm, "tp", name, ctx_.comm_model.collective(spec), {layout::Dim::tp, TrafficPattern::ring}};
+}
+void LayerEmitter::tp_serial_call(const LayerRun& r, const char* name, comm::Collective op, Phase phase) {
+  r.chain->last = out_.comm(r.rank, tp_call(r, name, op), {r.chain->last}, r.layer, r.mb, phase);
+}
+void LayerEmitter::tp_fwd_calls(const LayerRun& r) {
+  if (!r.cost->tp_sequence_parallel)
+    return tp_serial_call(r, "tp_all_reduce", comm::Collective::all_reduce, Phase::fwd);
+  tp_serial_call(r, "tp_sp_all_gather", comm::Collective::all_gather, Phase::fwd);
+  tp_serial_call(r, "tp_sp_reduce_scatter", comm::Collective::reduce_scatter, Phase::fwd);
+}
+void LayerEmitter::tp_bwd_block(const LayerRun& r, const BlockBackward& b) {
+  const Phase d = Phase::bwd_dgrad;
+  const std::string name(b.name);
+  const bool sp = r.cost->tp_sequence_parallel;
+  if (sp) tp_serial_call(r, "tp_sp_all_gather_bwd", comm::Collective::all_gather, d);
+  // The dgrad up to the column-parallel linear's GEMM, then that GEMM with the input re-gather beside it (serial
+  // where no window is modelled).
+  Block before = b.dgrad;
+  before.seconds -= b.col_dgrad.seconds;
+  before.kernels -= b.col_dgrad.kernels;
+  before.host_s -= b.col_dgrad.host_s;
+  const bool window = b.col_dgrad.kernels > 0;
+  out_.compute(r.rank, window ? before : b.dgrad, (name + "_dgrad").c_str(), *r.chain, r.layer, r.mb, d, b.scope,
+               b.extra);
+  if (sp && window) {
+    const OpId gather = out_.comm(r.rank, tp_call(r, "tp_sp_all_gather_bwd_overlapped", comm::Collective::all_gather),
+                                  {r.chain->last}, r.layer, r.mb, d);
+    out_.compute(r.rank, b.col_dgrad, (name + "_col_dgrad").c_str(), *r.chain, r.layer, r.mb, d, b.scope);
+    join_tp(r, gather);
+  } else if (sp) {
+    tp_serial_call(r, "tp_sp_all_gather_bwd", comm::Collective::all_gather, d);
+  }
+  const OpId scatter =
+      out_.comm(r.rank,
+                sp ? tp_call(r, "tp_sp_reduce_scatter_bwd_overlapped", comm::Collective::reduce_scatter)
+                   : tp_call(r, "tp_all_reduce_bwd_overlapped", comm::Collective::all_reduce),
+                {r.chain->last}, r.layer, r.mb, d);
+  wgrad(r, b.wgrad, (name + "_wgrad").c_str(), *r.chain, b.scope);
+  join_tp(r, scatter);
 }
 // A dense layer's forward collectives come in two halves, the attention's and the MLP's (as its backward's
 // do); a MoE layer's are the attention's alone. Serial, each half follows its block; overlapped
@@ -42,7 +101,11 @@ OpId LayerEmitter::tp_collectives(const LayerRun& r, const char* name, double by
 // The serial part, after the chain; returns the bytes left for tp_overlapped (0 without overlap).
 double LayerEmitter::tp_serial(const LayerRun& r, const char* name, double bytes, Phase phase) {
   const auto& l = ctx_.in.layout;
-  const double serial = l.tp_comm_overlap ? bytes / l.tp : bytes;
+  // A backward's bytes are three calls; with userbuffers the input re-gather and the input-gradient
+  // reduce-scatter run in bulk beside the dgrad and wgrad GEMMs (TE v2.11 linear.py / layernorm_linear.py
+  // ub_bulk_dgrad, ub_bulk_wgrad), so only the grad output's all-gather has a serial first chunk.
+  const double chunked = phase == Phase::bwd_dgrad ? bytes / 3 : bytes;
+  const double serial = l.tp_comm_overlap ? chunked / l.tp : bytes;
   tp_stream_collective(r, *r.chain, layout::Dim::tp, name, serial, comm::Collective::reduce_scatter, phase);
   return bytes - serial;
 }
@@ -194,6 +257,8 @@ void LayerEmitter::bwd_mlp(const LayerRun& r, BackwardHandoff& h) {
   const auto& c = *r.cost;
   // Issued here, not in bwd_combine: in the combined 1F1B order (forward_backward_pair) a forward layer's blocks
   // come between the two, and its TP chunk would queue behind this layer's collectives on the TP stream.
+  if (!r.moe && tp_per_call(r))
+    return tp_bwd_block(r, {c.experts.dgrad, c.mlp_col_dgrad, c.experts.wgrad, "mlp", kScopeMlp, {}});
   const OpId tp = !r.moe && c.tp_bwd_bytes > 0
                       ? tp_collectives(r, "tp_sp_collectives_bwd", c.tp_bwd_bytes / 2, Phase::bwd_dgrad)
                       : -1;
@@ -243,6 +308,8 @@ void LayerEmitter::bwd_attention(const LayerRun& r, BackwardHandoff& h) {
   out_.compute(r.rank, c.pre_dispatch.dgrad, r.moe ? "router_permute_bwd" : "mlp_norm_bwd", *r.chain, r.layer, r.mb,
                Phase::bwd_dgrad, pre_mlp_scope(r.moe), extra);
   wgrad(r, c.pre_dispatch.wgrad, "router_wgrad", *r.chain, pre_mlp_scope(r.moe));
+  if (tp_per_call(r) && c.cp_fwd_bytes <= 0 && c.cp_a2a_qkv_bytes <= 0)
+    return tp_bwd_block(r, {c.attention.dgrad, c.attention_col_dgrad, c.attention.wgrad, "attention", kScopeAttn, {}});
   const OpId tp = c.tp_bwd_bytes > 0 ? tp_collectives(r, "tp_sp_collectives_bwd",
                                                       r.moe ? c.tp_bwd_bytes : c.tp_bwd_bytes / 2, Phase::bwd_dgrad)
                                      : -1;

@@ -60,6 +60,23 @@ class LayerEmitter {
   OpId tp_collectives(const LayerRun& r, const char* name, double bytes, Phase phase);
   double tp_serial(const LayerRun& r, const char* name, double bytes, Phase phase);
   OpId tp_overlapped(const LayerRun& r, double bytes, Phase phase);
+  // TP collectives call by call (no tp_comm_overlap): one call's spec, a serial call on the chain, a block's
+  // forward calls, and a block's backward with its calls (the serial gather of the row-parallel linear's grad
+  // output, the re-gather of the column-parallel linear's input beside its dgrad GEMM, the reduce-scatter of its
+  // input gradient beside the wgrad).
+  bool tp_per_call(const LayerRun& r) const;
+  CommSpec tp_call(const LayerRun& r, const char* name, comm::Collective op) const;
+  void tp_serial_call(const LayerRun& r, const char* name, comm::Collective op, Phase phase);
+  void tp_fwd_calls(const LayerRun& r);
+  struct BlockBackward {
+    const Block& dgrad;
+    const Block& col_dgrad;  // part of dgrad
+    const Block& wgrad;
+    const char* name;  // "mlp" or "attention"
+    std::uint32_t scope;
+    opgraph::OpIds extra;
+  };
+  void tp_bwd_block(const LayerRun& r, const BlockBackward& b);
   void tp_stream_collective(const LayerRun& r, Chain& chain, layout::Dim dim, const char* name, double bytes,
                             comm::Collective op, Phase phase);
   void cp_a2a(const LayerRun& r, const char* name, double bytes, Phase phase);

@@ -99,6 +99,9 @@ TEST_CASE("SimuMax import: gradient passes, grouped GEMM and attention conventio
       system_file("b=2, m=10240, k=4096, n=8192, layout=NT, accumulate=True, out_dtype=fp32"), "s", facts());
   CHECK(wgrad.records[0].pass == "wgrad");
   CHECK(wgrad.records[0].dim("k") == 8192);  // the batch multiplies the tokens, the reduction of a weight gradient
+  // SimuMax's M (output features) and N (input features) in moesim's order: Gemm{inputs, outputs, tokens}.
+  CHECK(wgrad.records[0].dim("m") == 8192);
+  CHECK(wgrad.records[0].dim("n") == 10240);
   CHECK(family_key(wgrad.records[0]) == "gemm/bf16+wgrad");
   // The record round-trips through JSONL with its pass.
   moesim::Diagnostics diags;

@@ -265,10 +265,12 @@ TEST_CASE("launch costs: eager blocks pay the framework's host time; a full grap
       ++gpu_ops;
       CHECK_FALSE(op.graph_captured);
       CHECK(op.launch_cost >= seconds_to_ps(5e-6));  // never below one raw launch
-      // GQA attention forward in BF16: norm and rope are torch ops, QKV, core attention and the output
-      // projection are TE module calls.
+      // GQA attention forward in BF16: norm, rope and the residual add are torch ops (an MoE layer's block also
+      // carries the residual add after the combine: one more), QKV, core attention and the output projection are
+      // TE module calls. Layer 0 is the dense one.
       if (name == "attention_fwd") {
-        CHECK(op.launch_cost == seconds_to_ps(fw * (2 * 13.5e-6 + 3 * te_us)));
+        const int torch_ops = op.layer == 0 ? 3 : 4;
+        CHECK(op.launch_cost == seconds_to_ps(fw * (torch_ops * 13.5e-6 + 3 * te_us)));
         ++attention;
       }
       // Routed experts forward: two GroupedLinear calls over 16 local experts (one C++-loop launch per expert
@@ -311,15 +313,16 @@ TEST_CASE("the x86 and unbound host factors scale the framework's issue time whe
     b.system.host.cpu_family = family;
     const double x = family == topology::CpuFamily::x86 ? 3.0 : 1.0;
     CAPTURE(x);
-    // BF16 attention forward, TE >= 2.10: 2 torch ops + 3 TE module calls of 13.5 us (dgx-h100), all Python.
-    CHECK(launch_of(1.0, "attention_fwd") == seconds_to_ps(fw * 5 * 13.5e-6));
-    CHECK(launch_of(3.0, "attention_fwd") == seconds_to_ps(x * fw * 5 * 13.5e-6));
+    // BF16 attention forward, TE >= 2.10: 3 torch ops (norm, rope, residual add) + 3 TE module calls of 13.5 us
+    // (dgx-h100), all Python.
+    CHECK(launch_of(1.0, "attention_fwd") == seconds_to_ps(fw * 6 * 13.5e-6));
+    CHECK(launch_of(3.0, "attention_fwd") == seconds_to_ps(x * fw * 6 * 13.5e-6));
     // Routed experts: the 2 x 16 per-expert C++-loop launches keep 5 us whatever the host.
     CHECK(launch_of(3.0, "experts_fwd") == seconds_to_ps(2 * (x * fw * 13.5e-6 + 16 * 5e-6) + x * fw * 5 * 13.5e-6));
     // Bound ranks (the default) ignore the unbound factor; unbound ones pay it on the same Python-side figures.
-    CHECK(launch_of(1.0, "attention_fwd", 2.0) == seconds_to_ps(fw * 5 * 13.5e-6));
+    CHECK(launch_of(1.0, "attention_fwd", 2.0) == seconds_to_ps(fw * 6 * 13.5e-6));
     b.layout.cpu_binding = false;
-    CHECK(launch_of(3.0, "attention_fwd", 2.0) == seconds_to_ps(2 * x * fw * 5 * 13.5e-6));
+    CHECK(launch_of(3.0, "attention_fwd", 2.0) == seconds_to_ps(2 * x * fw * 6 * 13.5e-6));
     CHECK(launch_of(3.0, "experts_fwd", 2.0) ==
           seconds_to_ps(2 * (2 * x * fw * 13.5e-6 + 16 * 5e-6) + 2 * x * fw * 5 * 13.5e-6));
     b.layout.cpu_binding = true;
@@ -412,42 +415,45 @@ TEST_CASE("token dropping: padding to capacity removes the dropless token-count 
   CHECK(padded.count(0, "ep_dispatch") == dropless.count(0, "ep_dispatch"));
 }
 
-TEST_CASE("TP collectives: a dense layer's forward moves less than its backward; tp_comm_overlap splits every one") {
+TEST_CASE("TP collectives: one NCCL call per all-gather and reduce-scatter as TE issues them; overlap splits them") {
   auto tp2 = [](layout::Layout& l) { l.tp = 2, l.ep = 2; };
   const Built serial("h100x8.json", "dgx-h100", tp2);
-  // Layer 0 is dense: its forward collectives come in two halves (attention, MLP) like its backward's, and the
-  // backward moves 1.5x the forward's bytes, so each forward op carries fewer bytes than each backward op (a
-  // forward half emitted with the whole layer's bytes, as before, carried 4/3 of a backward op's).
-  double fwd = 0, bwd = 0;
-  for (const auto& op : serial.w.graph.ops()) {
-    if (op.rank != 0 || op.layer != 0 || op.microbatch != 0) continue;
-    const std::string name = serial.w.graph.names()[op.name];
-    const auto bytes = [&] {
-      return serial.w.graph.collectives().at(static_cast<std::size_t>(op.collective)).flows.at(0).bytes;
-    };
-    if (name == "tp_sp_collectives") {
-      CHECK((fwd == 0 || fwd == bytes()));
-      fwd = bytes();
-    }
-    if (name == "tp_sp_collectives_bwd") {
-      CHECK((bwd == 0 || bwd == bytes()));
-      bwd = bytes();
-    }
-  }
-  REQUIRE(fwd > 0);
-  CHECK(fwd < bwd);
   const int mbs = serial.layout.num_microbatches();
   CHECK(mbs == 16);
-  CHECK(serial.count(0, "tp_sp_collectives") ==
-        2 * mbs + 3 * mbs);  // dense layer 0: 2 per micro-batch; MoE layers 1-3: 1
-  CHECK(serial.count(0, "tp_sp_collectives_overlapped") == 0);
+  // Counted by hand from TransformerEngine v2.11 (layer_emitter.cpp): per TP block (a dense layer has two,
+  // attention and MLP; an MoE layer one, attention) and micro-batch, forward one all-gather (the column-parallel
+  // linear's input) and one reduce-scatter (the row-parallel linear's output); backward one serial all-gather
+  // (the row-parallel linear's grad output), one all-gather beside the column-parallel linear's dgrad GEMM (its
+  // input again; GQA attention and the dense MLP both have that GEMM) and one reduce-scatter beside its wgrad.
+  // Rank 0 holds dense layer 0 and MoE layers 1-3: 2 + 3 blocks.
+  const int blocks = (2 + 3) * mbs;
+  CHECK(serial.count(0, "tp_sp_all_gather") == blocks);
+  CHECK(serial.count(0, "tp_sp_reduce_scatter") == blocks);
+  CHECK(serial.count(0, "tp_sp_all_gather_bwd") == blocks);
+  CHECK(serial.count(0, "tp_sp_all_gather_bwd_overlapped") == blocks);
+  CHECK(serial.count(0, "tp_sp_reduce_scatter_bwd_overlapped") == blocks);
+  CHECK(serial.count(0, "tp_sp_collectives") == 0);
+  CHECK(serial.count(0, "tp_sp_collectives_bwd") == 0);
+  // Every call moves one TP group's activation: the same bytes, forward and backward.
+  double call = 0;
+  for (const auto& op : serial.w.graph.ops()) {
+    if (op.rank != 0) continue;
+    const std::string name = serial.w.graph.names()[op.name];
+    if (name.rfind("tp_sp_all_gather", 0) != 0 && name.rfind("tp_sp_reduce_scatter", 0) != 0) continue;
+    const double bytes = serial.w.graph.collectives().at(static_cast<std::size_t>(op.collective)).flows.at(0).bytes;
+    CHECK((call == 0 || bytes == doctest::Approx(call)));
+    call = bytes;
+  }
+  CHECK(call > 0);
 
-  // Overlapped: every collective keeps its serial first chunk and gains one overlapped op for the rest.
+  // With tp_comm_overlap (TE userbuffers) each block's collectives keep a serial first chunk and gain one
+  // overlapped op for the rest.
   const Built overlapped("h100x8.json", "dgx-h100",
                          [](layout::Layout& l) { l.tp = 2, l.ep = 2, l.tp_comm_overlap = true; });
-  CHECK(overlapped.count(0, "tp_sp_collectives") == serial.count(0, "tp_sp_collectives"));
-  CHECK(overlapped.count(0, "tp_sp_collectives_overlapped") == serial.count(0, "tp_sp_collectives"));
-  CHECK(overlapped.count(0, "tp_sp_collectives_bwd_overlapped") == serial.count(0, "tp_sp_collectives_bwd"));
+  CHECK(overlapped.count(0, "tp_sp_collectives") == blocks);
+  CHECK(overlapped.count(0, "tp_sp_collectives_overlapped") == blocks);
+  CHECK(overlapped.count(0, "tp_sp_collectives_bwd_overlapped") == blocks);
+  CHECK(overlapped.count(0, "tp_sp_all_gather") == 0);
   // Each overlapped op is joined exactly once, by a wait marker of its own layer and micro-batch (a lost join
   // would hide its time for good; a foreign one would stall another layer).
   const auto& ops = overlapped.w.graph.ops();

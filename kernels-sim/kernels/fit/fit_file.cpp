@@ -56,6 +56,47 @@ FamilyFit read_family(ObjectReader& r) {
   return f;
 }
 
+// Rows per group as runs [count, rows] ([[128, 256]]: 128 groups of 256 rows), so a grouped GEMM's table entry is
+// one line, not one per expert.
+Json group_runs(const std::vector<std::int64_t>& groups) {
+  Json runs = Json::array();
+  for (std::size_t i = 0; i < groups.size();) {
+    std::size_t j = i;
+    while (j < groups.size() && groups[j] == groups[i]) ++j;
+    runs.push_back({static_cast<std::int64_t>(j - i), groups[i]});
+    i = j;
+  }
+  return runs;
+}
+
+TableEntry read_table_entry(ObjectReader& r) {
+  TableEntry e;
+  e.family = r.string("family");
+  e.time_us = r.number("time_us");
+  e.measurements = r.integer("measurements");
+  if (const Json* shape = r.raw("shape")) {
+    if (!shape->is_object()) r.error("shape", "expected an object of named sizes");
+    for (auto it = shape->begin(); shape->is_object() && it != shape->end(); ++it) {
+      if (!it->is_number_integer() || it->get<std::int64_t>() <= 0)
+        r.error("shape", "size \"" + it.key() + "\": expected a positive integer");
+      else
+        e.shape[it.key()] = it->get<std::int64_t>();
+    }
+  } else {
+    r.error("shape", "missing: the measured shape's named sizes");
+  }
+  if (const Json* runs = r.raw("groups")) {
+    bool ok = runs->is_array();
+    for (const auto& run : ok ? *runs : Json::array()) {
+      ok = ok && run.is_array() && run.size() == 2 && run[0].is_number_integer() && run[1].is_number_integer() &&
+           run[0].get<std::int64_t>() > 0 && run[1].get<std::int64_t>() >= 0;
+      if (ok) e.groups.insert(e.groups.end(), run[0].get<std::size_t>(), run[1].get<std::int64_t>());
+    }
+    if (!ok) r.error("groups", "expected runs [[count, rows], ...], count > 0, rows >= 0");
+  }
+  return e;
+}
+
 }  // namespace
 
 double FamilyFit::predict_us(const std::vector<double>& features) const {
@@ -113,6 +154,14 @@ std::string write_fit_file(const FitFile& fit) {
                                  {"ops_per_repeat", h.ops_per_repeat},
                                  {"repeats", h.repeats}});
   }
+  if (!fit.table.empty()) {
+    j["table"] = Json::array();
+    for (const auto& e : fit.table) {
+      Json one = {{"family", e.family}, {"shape", e.shape}, {"time_us", e.time_us}, {"measurements", e.measurements}};
+      if (!e.groups.empty()) one["groups"] = group_runs(e.groups);
+      j["table"].push_back(std::move(one));
+    }
+  }
   return j.dump(2) + "\n";
 }
 
@@ -151,6 +200,9 @@ FitFile from_document(const config::Document& doc) {
         c.repeats = h.integer("repeats");
         fit.host_costs.push_back(std::move(c));
       }
+    if (r.raw("table")) {
+      for (auto& e : r.objects("table")) fit.table.push_back(read_table_entry(e));
+    }
   }
   diags.throw_if_any();
   return fit;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/fit/gpu_peaks.hpp"
+#include "kernels/fit/measured_table.hpp"
 
 namespace moesim::kernels::fit {
 
@@ -65,6 +66,9 @@ struct FitFile {
   std::vector<FamilyFit> families;
   std::vector<SkippedFamily> skipped;
   std::vector<HostCost> host_costs;  // written only when there are some
+  // Every timed shape of the fitted families (measured_table.hpp): what a kernel of a measured shape costs.
+  // Written only when there are some (a fit file from before the table had none: fit only).
+  std::vector<TableEntry> table;
 
   const FamilyFit* find(const std::string& family) const;  // nullptr when not fitted
 };

@@ -243,6 +243,9 @@ FitFile fit_calibration(const CalibrationData& data, const FitOptions& options) 
       continue;
     }
     out.families.push_back(std::move(fit));
+    // The fitted family's shapes are its table: a kernel of one of them costs its measurement, not the fit.
+    const auto entries = table_entries(recs);
+    out.table.insert(out.table.end(), entries.begin(), entries.end());
   }
   if (options.strict) fatal.throw_if_any();
   for (const auto& h : data.host_costs)  // host costs belong to the machine of the kernel records

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <sstream>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -93,8 +94,13 @@ struct Converter {
       r.pass = layout == "TN" ? "fwd" : "dgrad";
       m *= b;
     } else if (layout == "NT") {
+      // SimuMax keys the weight gradient as M = the layer's output features, N = its input features, K = tokens
+      // (simumax/core/base_struct.py @4dcaae5, lines 1147-1151); moesim's weight gradient of a linear with m
+      // tokens, k inputs and n outputs is Gemm{k, n, m} (src/workload/layer_costs.cpp, Costing::linear): the
+      // record takes moesim's order so that the step's kernel finds its measured shape.
       r.pass = "wgrad";
       k *= b;
+      std::swap(m, n);
     } else {
       return diags.add(name, where, "layout \"" + layout + "\" is not one of TN (forward), NN (dgrad), NT (wgrad)");
     }
