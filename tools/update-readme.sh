@@ -3,7 +3,8 @@
 # (data/measurements/): the summary (README and docs), the development table's rows (`validate --markdown`), the
 # Bridge development set per system and model kind, the GB200 ladder's steps, and the layout sweeps' ranking per group (`validate
 # --ranking`: Kendall tau-b of measured vs predicted order, issue 17), and the MLPerf GB200 scaling series per point
-# with its 8,192 / 512 throughput-per-GPU ratio (issue 18), and the error bands' data file with their
+# with its 8,192 / 512 throughput-per-GPU ratio (issue 18), the summary rows of the tables collected 2026-12
+# (published_2026_12.csv, coreweave-gb300-dsv3.csv), and the error bands' data file with their
 # leave-one-source-out coverage (`moesim bands`). Each table sits between <!-- NAME:begin --> and
 # <!-- NAME:end --> markers.
 #   tools/update-readme.sh           rewrite the files
@@ -31,6 +32,8 @@ m=data/measurements
 "$bin" validate --csv "$m/gb200_ladder.csv" --ladder --json >"$tmp/ladder.json"
 "$bin" validate --csv "$m/layout_sweeps.csv" --ranking --json >"$tmp/sweeps.json"
 "$bin" validate --csv "$m/mlperf-v6-dsv3-gb200-scaling.csv" --json >"$tmp/scaling.json"
+"$bin" validate --csv "$m/published_2026_12.csv" --json >"$tmp/published.json"
+"$bin" validate --csv "$m/coreweave-gb300-dsv3.csv" --json >"$tmp/coreweave.json"
 # The error bands' data (data/accuracy/prediction_errors.csv, every band's source) and their coverage.
 "$bin" bands --write --out "$tmp/prediction_errors.csv" >"$tmp/bands.md"
 if ! cmp -s "$tmp/prediction_errors.csv" data/accuracy/prediction_errors.csv; then
@@ -45,6 +48,7 @@ import csv, json, math, statistics, sys
 mode, tmp, mdir = sys.argv[1], sys.argv[2], sys.argv[3]
 load = lambda name: json.load(open(f"{tmp}/{name}.json"))
 gt, ho, ld, sw, sc = load("groundtruth"), load("heldout"), load("ladder"), load("sweeps"), load("scaling")
+pub, cw = load("published"), load("coreweave")
 
 def errors(d): return [r["error_pct"] for r in d["rows"] if "error_pct" in r]
 def mean_abs_ln(d):
@@ -110,6 +114,8 @@ summary = "\n".join([
     summary_row("`gb200_ladder.csv`", "GB200 optimisation ladder", ld),
     summary_row("`layout_sweeps.csv`", "layout sweeps (off-recipe layouts)", sw),
     summary_row("`mlperf-v6-dsv3-gb200-scaling.csv`", "MLPerf GB200 scaling series, 512-8,192 GPUs", sc),
+    summary_row("`published_2026_12.csv`", "published rows collected 2026-12 (MLPerf Llama 3.1, NeMo pages, ModelZoo)", pub),
+    summary_row("`coreweave-gb300-dsv3.csv`", "MLPerf CoreWeave GB300 DeepSeek-V3 series, 2,048-8,192 GPUs", cw),
     "",
     f"GB200 ladder direction: {right} of {judged} judged steps predicted in the measured direction.",
     "",
