@@ -67,7 +67,10 @@ class DistributedOptimizer final : public DataParallelStrategy {
     }
   }
 
+  // The schedule walker's rank starts. The buckets act only in a walk: the estimate's probes drive the per-layer
+  // hooks of a fresh strategy without one, for a chunk's steady-state time, which the buckets are not part of.
   void begin() override {
+    walking_ = true;
     if (!prefetch_) return;
     for (int c = 0; c < ctx_.in.stages.vpp; ++c) {
       const OpId last = gather({});
@@ -80,7 +83,7 @@ class DistributedOptimizer final : public DataParallelStrategy {
   // bucketed chunk waits for the buckets its first units use (before_layer does the rest).
   void before_forward_unit(int chunk, int /*mb*/, Chain& chain) override {
     if (!first_uses_.insert(chunk).second) return;
-    if (chunk == 0 && plan_ && !prefetch_) {
+    if (chunk == 0 && gathers_buckets()) {
       wait_for(kEmbeddingUnit, chain);
       emit_param_copy(ctx_, out_, rank_, chunk_params(ctx_, rank_), chain);
       return;
@@ -96,11 +99,11 @@ class DistributedOptimizer final : public DataParallelStrategy {
   }
 
   void before_layer(const std::vector<LayerRun>& layers, std::size_t k, bool forward, Chain& chain) override {
-    if (forward && plan_ && !prefetch_ && layers[k].mb == 0) wait_for(layers[k].layer, chain);
+    if (forward && gathers_buckets() && layers[k].mb == 0) wait_for(layers[k].layer, chain);
   }
   // The head's forward (loss and MTP heads) comes last in the chunk's forward.
   void use(int key, Chain& chain, int mb, Phase phase) override {
-    if (key == kHeadUnit && phase == Phase::fwd && plan_ && !prefetch_ && mb == 0) wait_for(key, chain);
+    if (key == kHeadUnit && phase == Phase::fwd && gathers_buckets() && mb == 0) wait_for(key, chain);
   }
 
   // The last micro-batch's backward of a bucketed chunk: the gradients of this unit are final; every bucket they
@@ -118,7 +121,7 @@ class DistributedOptimizer final : public DataParallelStrategy {
   // one, or for the rank's last op when fewer steps remain (Megatron launches the rest after its loop). Without
   // overlap_grad_reduce every chunk's waits for the rank's last backward (finish_grad_sync after the schedule).
   std::vector<OpId> reduce_gradients(const std::vector<OpId>& last_backward) override {
-    if (hooks_reduce_) return reduce_rest_of_buckets(last_backward);
+    if (hooks_reduce_ && walking_) return reduce_rest_of_buckets(last_backward);
     const int delay = grad_reduce_delay_steps(ctx_.in.layout, rank_);
     std::vector<OpId> launch_after(last_backward.size(), -1);
     OpId rank_last = backward_ends_.empty() ? -1 : backward_ends_.back().second;
@@ -143,6 +146,8 @@ class DistributedOptimizer final : public DataParallelStrategy {
   bool shards_optimizer_state() const override { return ctx_.in.layout.distributed_optimizer; }
 
  private:
+  bool gathers_buckets() const { return plan_ && walking_ && !prefetch_; }
+
   // One chunk's parameter all-gather (the dense side, then the experts), after `deps`.
   OpId gather(opgraph::OpIds deps) {
     return dp_collectives(ctx_, out_, rank_, chunk_params(ctx_, rank_), param_gather_bytes(ctx_.in.layout),
@@ -181,7 +186,7 @@ class DistributedOptimizer final : public DataParallelStrategy {
   // A unit of the bucketed chunk finished its backward of micro-batch `mb`: on the last micro-batch its gradients
   // are final and the buckets they complete are reduce-scattered after `after`.
   void unit_done(int key, int mb, OpId after) {
-    if (!hooks_reduce_ || mb != ctx_.in.layout.num_microbatches() - 1) return;
+    if (!hooks_reduce_ || !walking_ || mb != ctx_.in.layout.num_microbatches() - 1) return;
     for (int s = 0; s < BucketPlan::kSides; ++s) {
       done_[s] = std::max(done_[s], plan_->end_of(key, s));
       const auto& sizes = plan_->sizes(s);
@@ -221,6 +226,7 @@ class DistributedOptimizer final : public DataParallelStrategy {
   // parameters whose final gradients are done and how many buckets are reduce-scattered.
   std::optional<BucketPlan> plan_;
   bool hooks_reduce_ = false;  // reduces_buckets_from_hooks: the plan's reduce-scatters start in the backward
+  bool walking_ = false;       // begin() was called: the schedule walker drives this strategy
   static constexpr OpId kNotGathered = -2;  // a bucket whose gather is not issued yet (-1: issued, moved nothing)
   std::array<std::vector<OpId>, BucketPlan::kSides> gathers_by_bucket_;
   std::array<double, BucketPlan::kSides> done_{};

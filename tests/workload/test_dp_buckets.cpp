@@ -75,17 +75,14 @@ Picoseconds tail(const Played& p, const std::vector<workload::Op>& reduces) {
 
 TEST_CASE("bucket plan: sizes in backward order, a unit's buckets, boundaries inside units") {
   // Backward order: head 300 dense, layer 1 500 dense + 100 expert, layer 0 the same, embedding 300; bucket 400.
-  const workload::BucketPlan plan({{workload::kHeadUnit, {300, 0}},
-                                   {1, {500, 100}},
-                                   {0, {500, 100}},
-                                   {workload::kEmbeddingUnit, {300, 0}}},
-                                  400);
+  const workload::BucketPlan plan(
+      {{workload::kHeadUnit, {300, 0}}, {1, {500, 100}}, {0, {500, 100}}, {workload::kEmbeddingUnit, {300, 0}}}, 400);
   CHECK(plan.total(0) == 1600);
   CHECK(plan.sizes(0) == std::vector<double>{400, 400, 400, 400});
   CHECK(plan.sizes(1) == std::vector<double>{200});  // the experts' buffer: one bucket of the remainder
   CHECK(plan.buckets_of(workload::kHeadUnit, 0) == std::vector<int>{0});  // [0, 300)
-  CHECK(plan.buckets_of(1, 0) == std::vector<int>{0, 1});                  // [300, 800)
-  CHECK(plan.buckets_of(0, 0) == std::vector<int>{2, 3});                  // [800, 1300)
+  CHECK(plan.buckets_of(1, 0) == std::vector<int>{0, 1});                 // [300, 800)
+  CHECK(plan.buckets_of(0, 0) == std::vector<int>{2, 3});                 // [800, 1300)
   CHECK(plan.buckets_of(workload::kEmbeddingUnit, 0) == std::vector<int>{3});
   CHECK(plan.buckets_of(workload::kEmbeddingUnit, 1).empty());
   CHECK(plan.buckets_of(0, 1) == std::vector<int>{0});
