@@ -4,7 +4,8 @@
 # Bridge development set per system and model kind, the GB200 ladder's steps, and the layout sweeps' ranking per group (`validate
 # --ranking`: Kendall tau-b of measured vs predicted order, issue 17), and the MLPerf GB200 scaling series per point
 # with its 8,192 / 512 throughput-per-GPU ratio, the SimuMax B200 runs per model (error and Kendall tau per job),
-# and the error bands' data file with their coverage leaving one source or one regime out (`moesim bands`). Each
+# the summary rows of the tables collected 2026-12 (published_2026_12.csv, coreweave-gb300-dsv3.csv), and the
+# error bands' data file with their coverage leaving one source or one regime out (`moesim bands`). Each
 # table sits between <!-- NAME:begin --> and <!-- NAME:end --> markers.
 #   tools/update-readme.sh           rewrite the files
 #   tools/update-readme.sh --check   change nothing; exit 1 naming each stale table (CI runs this)
@@ -32,6 +33,8 @@ m=data/measurements
 "$bin" validate --csv "$m/layout_sweeps.csv" --ranking --json >"$tmp/sweeps.json"
 "$bin" validate --csv "$m/mlperf-v6-dsv3-gb200-scaling.csv" --json >"$tmp/scaling.json"
 "$bin" validate --csv "$m/simumax_b200.csv" --ranking --json >"$tmp/simumax.json"
+"$bin" validate --csv "$m/published_2026_12.csv" --json >"$tmp/published.json"
+"$bin" validate --csv "$m/coreweave-gb300-dsv3.csv" --json >"$tmp/coreweave.json"
 # The error bands' data (data/accuracy/prediction_errors.csv, every band's source) and their coverage.
 "$bin" bands --write --out "$tmp/prediction_errors.csv" >"$tmp/bands.md"
 if ! cmp -s "$tmp/prediction_errors.csv" data/accuracy/prediction_errors.csv; then
@@ -47,6 +50,7 @@ mode, tmp, mdir = sys.argv[1], sys.argv[2], sys.argv[3]
 load = lambda name: json.load(open(f"{tmp}/{name}.json"))
 gt, ho, ld, sw, sc = load("groundtruth"), load("heldout"), load("ladder"), load("sweeps"), load("scaling")
 sm = load("simumax")
+pub, cw = load("published"), load("coreweave")
 
 def errors(d): return [r["error_pct"] for r in d["rows"] if "error_pct" in r]
 def mean_abs_ln(d):
@@ -142,6 +146,8 @@ summary = "\n".join([
     summary_row("`gb200_ladder.csv`", "GB200 optimisation ladder", ld),
     summary_row("`layout_sweeps.csv`", "layout sweeps (off-recipe layouts)", sw),
     summary_row("`mlperf-v6-dsv3-gb200-scaling.csv`", "MLPerf GB200 scaling series, 512-8,192 GPUs", sc),
+    summary_row("`published_2026_12.csv`", "published rows collected 2026-12 (MLPerf Llama 3.1, NeMo pages, ModelZoo)", pub),
+    summary_row("`coreweave-gb300-dsv3.csv`", "MLPerf CoreWeave GB300 DeepSeek-V3 series, 2,048-8,192 GPUs", cw),
     "",
     f"GB200 ladder direction: {right} of {judged} judged steps predicted in the measured direction.",
     "",

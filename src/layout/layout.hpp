@@ -174,6 +174,14 @@ struct Layout {
   // interleaved schedule, off without interleaving (arguments.py forces it off there); the other schedules keep
   // the prefetch. docs/workload-model.md "Parameter all-gather" has the lines at the pinned commits.
   std::optional<bool> align_param_gather;
+  // Megatron's DistributedDataParallelConfig, as the recipe sets it (docs/workload-model.md "Data parallelism"):
+  // overlap_grad_reduce launches each gradient bucket's reduce-scatter from the backward hooks as the bucket fills
+  // (off: every reduce-scatter after the backward, synchronously); ddp_bucket_size is the bucket's size in
+  // parameters (0 = Megatron's default, max(40M, 1M x DP), distributed_data_parallel.py); average_in_collective
+  // averages in the reduce-scatter (ReduceOp.AVG) instead of scaling the gradients by 1/(DP x CP) first.
+  bool overlap_grad_reduce = true;
+  int ddp_bucket_size = 0;
+  bool average_in_collective = false;
   // The parameters the optimizer updates: fp32, an FP32 master copy beside the BF16 weights (Megatron's mixed
   // precision; FSDP2 over FP32 parameters), or bf16, the BF16 parameters themselves with no master copy (pure BF16
   // training: NeMo AutoModel builds its models in BF16, so its gradients and torch Adam's moments are BF16 too).

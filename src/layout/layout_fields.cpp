@@ -71,6 +71,13 @@ const std::vector<LayoutField>& layout_fields() {
       {"align_param_gather", "", K::boolean, K::boolean,
        "Megatron's align_param_gather: prefetch each chunk's parameter all-gather ahead of its first forward (on) "
        "or gather it on first use and wait (off; default: on with the interleaved schedule, off without)"},
+      {"overlap_grad_reduce", "", K::boolean, K::boolean,
+       "Megatron DDP: reduce-scatter each gradient bucket from the backward as it fills (default on); off = all "
+       "after the backward"},
+      {"ddp_bucket_size", "", K::non_negative_int, K::non_negative_int,
+       "Megatron DDP gradient / parameter bucket size in parameters (default 0 = Megatron's max(40M, 1M x DP))"},
+      {"average_in_collective", "", K::boolean, K::boolean,
+       "Megatron DDP: average the gradients in the reduce-scatter (no 1/(DP x CP) scaling kernel; default off)"},
       {"fp8_attention", "fp8_dot_product_attention", K::boolean, K::boolean,
        "Core attention in FP8 (only with an FP8 / MXFP8 precision)"},
       {"expert_capacity_factor", "moe_expert_capacity_factor", K::positive_number, K::positive_number,
@@ -137,6 +144,7 @@ int& integer_member(Layout& l, std::string_view key) {
   if (key == "gbs") return l.gbs;
   if (key == "seq") return l.seq;
   if (key == "mtp") return l.mtp;
+  if (key == "ddp_bucket_size") return l.ddp_bucket_size;
   throw std::logic_error("layout field " + std::string(key) + " is not an integer member");
 }
 
@@ -153,6 +161,8 @@ bool& boolean_member(Layout& l, std::string_view key) {
   if (key == "fp8_attention") return l.fp8_attention;
   if (key == "pad_expert_input_to_capacity") return l.pad_expert_input_to_capacity;
   if (key == "cpu_binding") return l.cpu_binding;
+  if (key == "overlap_grad_reduce") return l.overlap_grad_reduce;
+  if (key == "average_in_collective") return l.average_in_collective;
   throw std::logic_error("layout field " + std::string(key) + " is not a boolean member");
 }
 

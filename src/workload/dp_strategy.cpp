@@ -134,6 +134,19 @@ void reduce_scatter_chunks(const StepContext& ctx, OpWriter& out, int rank, cons
   }
 }
 
+double ddp_bucket_params(const layout::Layout& layout) {
+  if (layout.ddp_bucket_size > 0) return layout.ddp_bucket_size;
+  return std::max(40e6, 1e6 * layout.dp());
+}
+
+bool buckets_first_chunk(const layout::Layout& layout, int rank) {
+  return rank == 0 && layout.overlap_grad_reduce && !layout.fsdp;
+}
+
+bool reduces_buckets_from_hooks(const layout::Layout& layout) {
+  return layout::resolve_schedule(layout) == layout::Schedule::one_f_one_b;
+}
+
 int grad_reduce_delay_steps(const layout::Layout& layout, int rank) {
   const bool megatron_interleaved = layout.vpp > 1 && layout::resolve_schedule(layout) == layout::Schedule::interleaved;
   return megatron_interleaved && !layout.fsdp ? rank : 0;

@@ -85,6 +85,21 @@ memory::LayerShare chunk_params(const StepContext& ctx, int rank);
 // issue order), as the framework launches them: the DP stream runs them one after another.
 void reduce_scatter_chunks(const StepContext& ctx, OpWriter& out, int rank, const std::vector<OpId>& last_backward,
                            std::vector<OpId>& reduces, const std::vector<OpId>& launch_after = {});
+// Megatron DDP's bucket size in parameters: the layout's ddp_bucket_size, else Megatron's default
+// max(40M, 1M x DP) over the data-parallel group without CP (Megatron-LM 99a10812
+// distributed_data_parallel.py:63-66, the group from process_groups_config.py:296-297).
+double ddp_bucket_params(const layout::Layout& layout);
+// Whether pipeline rank `rank`'s first chunk is split into buckets: Megatron buckets only pipeline rank 0
+// (distributed_data_parallel.py:96-103) and its first model chunk (training.py:1718-1719 disable_bucketing for the
+// others), and only with overlap_grad_reduce (:67-69). Without the prefetch its parameter all-gathers then run one
+// bucket ahead of the forward.
+bool buckets_first_chunk(const layout::Layout& layout, int rank);
+// Whether the backward hooks launch the bucketed chunk's reduce-scatters as its buckets fill during the last
+// micro-batch's backward: under the non-interleaved schedule (no W units, micro-batches in order). The
+// interleaved one launches a chunk's buckets together after its last backward (grad_sync_func), which moesim
+// prices as the chunk's one reduce-scatter.
+bool reduces_buckets_from_hooks(const layout::Layout& layout);
+
 // How many backward steps after a chunk's last backward the distributed optimizer launches its reduce-scatter on
 // pipeline rank `rank`: Megatron's interleaved schedule with align_grad_reduce (its default) registers
 // grad_sync_func and launches chunk k's `pp_rank` backward steps late (Megatron-LM 99a10812 schedules.py:1442-1458,

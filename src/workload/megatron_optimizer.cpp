@@ -4,8 +4,13 @@
 
 namespace moesim::workload {
 
+double gradient_scaled_params(const layout::Layout& l, double dense_params, double expert_params, int dp_cp, int edp) {
+  if (!l.average_in_collective) return dp_cp > 1 ? dense_params + expert_params : 0;
+  return edp != dp_cp ? expert_params : 0;
+}
+
 MegatronOptimizerBytes megatron_optimizer_bytes(const layout::Layout& l, double local_params, double shard_params,
-                                                int dp_cp) {
+                                                double scaled_params) {
   // The gradient buffer's element: FP32 with --accumulate-allreduce-grads-in-fp32, else BF16 (grad_reduce_dtype).
   const double grad_b = grad_reduce_bytes(l);
   const double moment_b = l.optimizer_moment_dtype == layout::Dtype::bf16 ? 2.0 : 4.0;
@@ -16,8 +21,8 @@ MegatronOptimizerBytes megatron_optimizer_bytes(const layout::Layout& l, double 
   const bool precision_aware = l.optimizer_moment_dtype == layout::Dtype::bf16;
   const double main_grad_b = precision_aware ? grad_b : fp32;
   MegatronOptimizerBytes b;
-  // Scaled in place (read + write) only when the factor 1 / (DP x CP) is not 1.
-  if (dp_cp > 1) b.grad_scale = local_params * 2 * grad_b;
+  // Scaled in place (read + write) where the factor is not 1.
+  b.grad_scale = scaled_params * 2 * grad_b;
   // A BF16 buffer's shard is read and written as FP32; an FP32 buffer's is used as it is.
   if (main_grad_b != grad_b) b.grad_to_main = shard_params * (grad_b + main_grad_b);
   b.grad_norm = shard_params * main_grad_b;

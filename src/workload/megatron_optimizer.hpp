@@ -3,9 +3,11 @@
 // distributed optimizer (mixed precision, DistributedDataParallel's contiguous gradient buffer), one entry per
 // kernel, from the code (Megatron-LM 23e00ed0963c35382dfe8a5a94fb3cda4d21e133; docs/workload-model.md
 // "Optimizer step" walks through the lines):
-//   grad_scale     DDP scales every local gradient by 1 / (DP x CP) before the reduce-scatter when it does not
-//                  average in the collective (average_in_collective defaults off): read + write the whole local
-//                  gradient buffer (param_and_grad_buffer.py:344-346; factors distributed_data_parallel.py:367-371).
+//   grad_scale     DDP scales the local gradients before the reduce-scatter: all of them by 1 / (DP x CP) when it
+//                  does not average in the collective (average_in_collective, off by default), else only the
+//                  experts' by EDP / (DP x CP), where that is not 1: read + write of those gradients
+//                  (param_and_grad_buffer.py:344-346; factors distributed_data_parallel.py:367-371; at Megatron-LM
+//                  99a10812 param_and_grad_buffer.py:559-568 and distributed_data_parallel.py:260-292).
 //   grad_to_main   _copy_model_grads_to_main_grads: `.float()` of the shard's gradient, a copy only when the buffer
 //                  is BF16 (distrib_optimizer.py:2091; a no-op on an FP32 buffer).
 //   grad_norm      get_grad_norm_fp32: one multi-tensor L2 norm reading the shard's FP32 main gradients
@@ -31,9 +33,13 @@ struct MegatronOptimizerBytes {
 };
 
 // `local_params`: the parameters one GPU holds (dense + expert); `shard_params`: those its optimizer updates
-// (local_params over the distributed optimizer's groups, or all of them without it); `dp_cp`: the dense
-// data-parallel group's size (DP x CP), whose inverse scales every gradient, expert ones included.
+// (local_params over the distributed optimizer's groups, or all of them without it); `scaled_params`: those whose
+// gradients DDP scales before the reduction (gradient_scaled_params).
 MegatronOptimizerBytes megatron_optimizer_bytes(const layout::Layout& layout, double local_params, double shard_params,
-                                                int dp_cp);
+                                                double scaled_params);
+// The parameters whose gradients DDP scales before the reduce-scatter: without average_in_collective every local
+// one by 1 / (DP x CP) (none when DP x CP is 1); with it only the experts, by EDP / (DP x CP), when EDP differs.
+double gradient_scaled_params(const layout::Layout& layout, double dense_params, double expert_params, int dp_cp,
+                              int edp);
 
 }  // namespace moesim::workload

@@ -16,8 +16,15 @@ EmbeddingLossRanks embedding_loss_ranks(const layout::StageAssignment& stages) {
 }
 
 namespace {
+// One of the optimizer step's memory-bound kernels. On Blackwell and Blackwell Ultra they run at their own rate
+// (step parameter optimizer_hbm_fraction_blackwell, its source in data/params/step_params.json): long contiguous
+// sweeps over the gradient buffer and the shard, not the layers' small norms and casts whose fitted fraction the
+// kernel model applies to every other memory-bound kernel there.
 Block memory_bound(const StepContext& ctx, double bytes, const char* name, int kernels) {
   if (bytes <= 0) return {};
+  const auto arch = ctx.device.arch;
+  if (arch == kernels::Arch::blackwell || arch == kernels::Arch::blackwell_ultra)
+    return Block{bytes / (ctx.device.hbm_Bps * ctx.in.params.optimizer_hbm_fraction_blackwell), kernels};
   return Block{ctx.in.kernels.seconds(kernels::MemoryBound{bytes, name}, ctx.device), kernels};
 }
 }  // namespace
@@ -57,11 +64,14 @@ void emit_optimizer(const StepContext& ctx, OpWriter& out, int rank, std::vector
                 after_reduces);
     return;
   }
-  // Megatron's step after the gradient reduction, each kernel's bytes from megatron_optimizer.hpp. The 1/(DP x CP)
-  // scaling runs before the reduce-scatter in Megatron; it is emitted here, after it, which on one compute
+  // Megatron's step after the gradient reduction, each kernel's bytes from megatron_optimizer.hpp. The gradient
+  // scaling (1/(DP x CP), or only the experts' EDP/(DP x CP) with average_in_collective) runs before the
+  // reduce-scatter in Megatron; it is emitted here, after it, which on one compute
   // stream costs the same time (only an overlapped reduce-scatter would start a little earlier). The zeroing of
   // the gradient buffer opens the next step in Megatron; at the end of this one it takes the same time.
-  const auto k = megatron_optimizer_bytes(l, b.dense_params + b.expert_params, shard, ctx.dense_dp.size);
+  const auto k = megatron_optimizer_bytes(
+      l, b.dense_params + b.expert_params, shard,
+      gradient_scaled_params(l, b.dense_params, b.expert_params, ctx.dense_dp.size, ctx.expert_dp.size));
   auto kernel = [&](double bytes, const char* name, int kernels) {
     out.compute(rank, memory_bound(ctx, bytes, name, kernels), name, opt, -1, -1, Phase::optimizer, 0,
                 opt.last < 0 ? after_reduces : opgraph::OpIds{});

@@ -29,6 +29,7 @@ const std::vector<Entry>& table() {
       {"x86_host_factor", &StepParams::x86_host_factor},
       {"unbound_host_factor", &StepParams::unbound_host_factor},
       {"graph_launch_us", &StepParams::graph_launch_us},
+      {"optimizer_hbm_fraction_blackwell", &StepParams::optimizer_hbm_fraction_blackwell},
   };
   return t;
 }

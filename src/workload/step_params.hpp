@@ -39,6 +39,10 @@ struct StepParams {
   double unbound_host_factor;
   // One CUDA graph launch.
   double graph_launch_us;
+  // The fraction of HBM bandwidth the optimizer step's memory-bound kernels reach on Blackwell and Blackwell Ultra
+  // (gradient scaling, norm, clip, fused Adam on the shard, parameter copy, gradient-buffer zeroing: long,
+  // contiguous multi-tensor sweeps), instead of the fitted elementwise fraction of the layers' small kernels.
+  double optimizer_hbm_fraction_blackwell;
 };
 
 }  // namespace moesim::workload

@@ -31,11 +31,15 @@ std::vector<StepParamEntry> read(const config::Document& doc, Diagnostics& diags
     const bool numeric = raw && raw->is_number();  // else number() reports it; no range check on top
     e.value = r.number("value", Bound::any);
     // Scales and factors multiply rates and times; a time may be negative only where it means "the system's".
-    const bool factor = name.find("_scale") != std::string::npos || name.find("_factor") != std::string::npos;
-    const std::string unit = factor ? "x" : "us";
+    // A fraction (of a peak rate) lies in (0, 1].
+    const bool fraction = name.find("_fraction") != std::string::npos;
+    const bool factor =
+        fraction || name.find("_scale") != std::string::npos || name.find("_factor") != std::string::npos;
+    const std::string unit = fraction ? "fraction" : factor ? "x" : "us";
     e.unit = r.string("unit");
     if (r.has("unit") && e.unit != unit) r.error("unit", "expected \"" + unit + "\", got \"" + e.unit + "\"");
     if (numeric && factor && !(e.value > 0)) r.error("value", "a scale or factor must be > 0");
+    if (numeric && fraction && e.value > 1) r.error("value", "a fraction must be at most 1");
     if (numeric && !factor && e.value < 0 && !(step_param_from_system(name) && e.value == -1))
       r.error("value", step_param_from_system(name) ? "a time must be >= 0, or -1 for the system file's figure"
                                                     : "a time must be >= 0");

@@ -98,7 +98,7 @@ TEST_CASE("describe --params: every general parameter with value, unit, source a
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
   const auto& step = j.at("step_params").at("params");
-  CHECK(step.size() == 10);
+  CHECK(step.size() == 11);
   int fitted = 0;
   for (const auto& e : step) {
     CHECK(!e.at("source").get<std::string>().empty());
@@ -107,6 +107,10 @@ TEST_CASE("describe --params: every general parameter with value, unit, source a
       CHECK(e.at("value").get<double>() == 2.8);
       CHECK(e.at("unit") == "x");
       CHECK(e.at("fitted").get<bool>());
+    }
+    if (e.at("name") == "optimizer_hbm_fraction_blackwell") {
+      CHECK(e.at("unit") == "fraction");
+      CHECK_FALSE(e.at("fitted").get<bool>());
     }
   }
   CHECK(fitted == 3);

@@ -16,7 +16,7 @@ using namespace moesim;
 TEST_CASE("Megatron optimizer bytes: FP32 gradient buffer, FP32 moments, BF16 parameters") {
   layout::Layout l;  // defaults: grad_reduce_dtype fp32, moments fp32, BF16 parameter gather
   // 1000 parameters on the GPU, 250 in its distributed-optimizer shard (DP x CP = 4).
-  const auto b = workload::megatron_optimizer_bytes(l, 1000, 250, 4);
+  const auto b = workload::megatron_optimizer_bytes(l, 1000, 250, 1000);
   CHECK(b.grad_scale == 1000 * (4 + 4));         // x 1/4 in place over the whole FP32 buffer
   CHECK(b.grad_to_main == 0);                    // .float() of an FP32 shard is the shard itself
   CHECK(b.grad_norm == 250 * 4);                 // L2 norm reads the FP32 shard
@@ -26,13 +26,23 @@ TEST_CASE("Megatron optimizer bytes: FP32 gradient buffer, FP32 moments, BF16 pa
   CHECK(b.zero_grad == 1000 * 4);
   CHECK(b.total() == 8000 + 1000 + 2000 + 7000 + 1500 + 4000);
   // No data parallelism: the scaling factor is 1 and Megatron skips the multiply.
-  CHECK(workload::megatron_optimizer_bytes(l, 1000, 1000, 1).grad_scale == 0);
+  CHECK(workload::gradient_scaled_params(l, 600, 400, 1, 1) == 0);
+  CHECK(workload::gradient_scaled_params(l, 600, 400, 4, 2) == 1000);
+}
+
+TEST_CASE("average_in_collective: no scaling kernel for the dense gradients, the experts' where EDP differs") {
+  layout::Layout l;
+  l.average_in_collective = true;
+  // 600 dense and 400 expert parameters; DP x CP 4: EDP 2 scales the experts by 2/4, EDP 4 by 1 (no kernel).
+  CHECK(workload::gradient_scaled_params(l, 600, 400, 4, 2) == 400);
+  CHECK(workload::gradient_scaled_params(l, 600, 400, 4, 4) == 0);
+  CHECK(workload::megatron_optimizer_bytes(l, 1000, 250, 400).grad_scale == 400 * (4 + 4));
 }
 
 TEST_CASE("Megatron optimizer bytes: BF16 gradient buffer, and the precision-aware optimizer") {
   layout::Layout l;
   l.grad_reduce_dtype = layout::Dtype::bf16;
-  auto b = workload::megatron_optimizer_bytes(l, 1000, 250, 4);
+  auto b = workload::megatron_optimizer_bytes(l, 1000, 250, 1000);
   CHECK(b.grad_scale == 1000 * (2 + 2));
   CHECK(b.grad_to_main == 250 * (2 + 4));  // the BF16 shard cast to an FP32 main gradient
   CHECK(b.grad_norm == 250 * 4);
@@ -40,7 +50,7 @@ TEST_CASE("Megatron optimizer bytes: BF16 gradient buffer, and the precision-awa
   CHECK(b.zero_grad == 1000 * 2);
   // BF16 moments: Adam reads the BF16 gradient as it is and writes the BF16 weights itself.
   l.optimizer_moment_dtype = layout::Dtype::bf16;
-  b = workload::megatron_optimizer_bytes(l, 1000, 250, 4);
+  b = workload::megatron_optimizer_bytes(l, 1000, 250, 1000);
   CHECK(b.grad_to_main == 0);
   CHECK(b.grad_norm == 250 * 2);
   CHECK(b.grad_clip == 250 * (2 + 2));

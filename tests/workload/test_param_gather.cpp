@@ -30,6 +30,7 @@ Played play(bool align) {
   const test::SmallMoeStep in("h100x8.json", "dgx-h100", [](layout::Layout& l) {
     l.vpp = 2;
     l.align_param_gather = current;
+    l.ddp_bucket_size = 2000000000;  // one bucket per chunk on rank 0 too (buckets: test_dp_buckets.cpp)
   });
   Played p{workload::build_step(in.step()), {}};
   p.w.graph.check_invariants(p.w.network);
@@ -140,6 +141,7 @@ Played play_gb200(bool fp8_param_gather) {
   const test::SmallMoeStep in("gb200x64.json", "gb200-nvl72", [](layout::Layout& l) {
     l.fp8_param_gather = current;
     l.align_param_gather = false;
+    l.ddp_bucket_size = 2000000000;  // one bucket per chunk on rank 0 too (buckets: test_dp_buckets.cpp)
   });
   Played p{workload::build_step(in.step()), {}};
   p.w.graph.check_invariants(p.w.network);

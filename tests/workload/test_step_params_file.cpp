@@ -61,9 +61,13 @@ TEST_CASE("step parameter text: a FITTED source needs fitted true; -1 is allowed
   std::string body;
   for (const auto& name : step_param_names()) {
     const bool factor = name.find("_scale") != std::string::npos || name.find("_factor") != std::string::npos;
+    const bool fraction = name.find("_fraction") != std::string::npos;
     body += (body.empty() ? "" : ",") + std::string("\"") + name +
             "\": {\"value\": " + (step_param_from_system(name) ? "-1" : "1") + ", \"unit\": \"" +
-            (factor ? "x" : "us") + "\", \"source\": \"FITTED: moesim validate --fit x\", \"fitted\": true}";
+            (fraction ? "fraction"
+             : factor ? "x"
+                      : "us") +
+            "\", \"source\": \"FITTED: moesim validate --fit x\", \"fitted\": true}";
   }
   const auto good = parse_step_param_entries(head + body + "}}", "good.json");
   CHECK(good.size() == step_param_names().size());

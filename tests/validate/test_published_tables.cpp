@@ -1,0 +1,84 @@
+// data/measurements/published_2026_12.csv (38 rows) and coreweave-gb300-dsv3.csv (3 rows), development tables
+// bundled 2026-12-04: every row must become a case (a spelling validate cannot read, a hardware or model name it
+// does not know, would silently drop the row from the tables' figures), with a unique id and its source.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "config/csv_table.hpp"
+#include "validate/validation.hpp"
+#include "validate_cases.hpp"
+
+using namespace moesim;
+
+namespace {
+
+const config::CsvTable& table_of(const std::string& file) {
+  static std::map<std::string, config::CsvTable> tables;
+  auto it = tables.find(file);
+  if (it == tables.end())
+    it = tables.emplace(file, config::read_csv(MOESIM_SOURCE_DIR "/data/measurements/" + file)).first;
+  return it->second;
+}
+
+// The layout validate predicts row `id` of `file` with (columns, then data/rules/row_settings.json).
+layout::Layout layout_of(const std::string& file, const std::string& id) {
+  for (const auto& row : table_of(file).rows)
+    if (row.at("id") == id) {
+      const auto rc = validate::case_from_row(row, test::catalog_resolvers());
+      REQUIRE_MESSAGE(rc.c.has_value(), rc.skipped);
+      return rc.c->layout;
+    }
+  FAIL("no row " << id);
+  return {};
+}
+
+int cases_of(const std::string& file, const std::string& id_prefix) {
+  const auto& table = table_of(file);
+  const auto resolve = test::catalog_resolvers();
+  std::set<std::string> ids;
+  int cases = 0;
+  for (const auto& row : table.rows) {
+    const auto& id = row.at("id");
+    CAPTURE(id);
+    CHECK(ids.insert(id).second);
+    CHECK(id.rfind(id_prefix, 0) == 0);
+    CHECK_FALSE(row.at("source").empty());
+    CHECK_FALSE(row.at("notes").empty());
+    const auto rc = validate::case_from_row(row, resolve);
+    CHECK_MESSAGE(rc.c.has_value(), rc.skipped);
+    if (rc.c) ++cases;
+  }
+  return cases;
+}
+
+}  // namespace
+
+TEST_CASE("every row of the December 2026 published table becomes a case") {
+  CHECK(cases_of("published_2026_12.csv", "NR") == 38);
+}
+
+TEST_CASE("every row of the CoreWeave GB300 DeepSeek-V3 series becomes a case") {
+  CHECK(cases_of("coreweave-gb300-dsv3.csv", "MLS") == 3);
+}
+
+TEST_CASE("the recipes' DDP settings reach the rows: MLPerf Llama 3.1 8B, the MLPerf DeepSeek-V3 series") {
+  // NeMo's MLPerf v5.1 pretrain.py: BF16 reduction, averaged in the collective; the 8B configs' 768M buckets.
+  const auto nr019 = layout_of("published_2026_12.csv", "NR019");
+  CHECK(nr019.ddp_bucket_size == 768000000);
+  CHECK(nr019.average_in_collective);
+  CHECK(nr019.grad_reduce_dtype == layout::Dtype::bf16);
+  CHECK(nr019.overlap_grad_reduce);
+  // The DeepSeek-V3 yaml's 128M buckets; Megatron-Bridge's recipes average in the collective.
+  const auto mls009 = layout_of("coreweave-gb300-dsv3.csv", "MLS009");
+  CHECK(mls009.ddp_bucket_size == 134217728);
+  CHECK(mls009.average_in_collective);
+  // SimuMax's launchers overlap no gradient reduction.
+  CHECK_FALSE(layout_of("simumax_b200.csv", "SB001").overlap_grad_reduce);
+  // A NeMo 2 performance-page row keeps Megatron's defaults.
+  const auto nr023 = layout_of("published_2026_12.csv", "NR023");
+  CHECK(nr023.ddp_bucket_size == 0);
+  CHECK_FALSE(nr023.average_in_collective);
+}

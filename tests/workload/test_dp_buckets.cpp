@@ -1,0 +1,143 @@
+// Megatron DDP's buckets (workload/dp_buckets.hpp) and how the distributed optimizer uses them
+// (dp_distributed_optimizer.cpp): the bucket layout of a small hand-made chunk, the default bucket size, which
+// chunk is bucketed, and on small-moe PP2 x EP4 (tests/fixtures/predict/h100x8.json, DP4, EDP1) that bucketing
+// rank 0's chunk starts its reduce-scatters inside the last micro-batch's backward, moves the same bytes, and
+// leaves less of the reduction after the backward; without overlap_grad_reduce every reduce-scatter waits for it.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "core/units.hpp"
+#include "engine/simulator.hpp"
+#include "small_moe_step.hpp"
+#include "workload/dp_buckets.hpp"
+#include "workload/dp_strategy.hpp"
+
+namespace {
+using namespace moesim;
+
+struct Played {
+  workload::StepWorkload w;
+  engine::SimResult r;
+  bool named(const workload::Op& op, const char* name) const { return w.graph.names()[op.name] == name; }
+};
+
+// small-moe on 8 H100s with rank 0's first chunk in buckets of `bucket` parameters (0: Megatron's default).
+Played play(int bucket, bool overlap) {
+  static int b = 0;
+  static bool o = true;
+  b = bucket;
+  o = overlap;
+  const test::SmallMoeStep in("h100x8.json", "dgx-h100", [](layout::Layout& l) {
+    l.ddp_bucket_size = b;
+    l.overlap_grad_reduce = o;
+  });
+  Played p{workload::build_step(in.step()), {}};
+  p.w.graph.check_invariants(p.w.network);
+  p.r = engine::Simulator().run(p.w.graph, p.w.network);
+  return p;
+}
+
+std::vector<workload::Op> ops_named(const Played& p, int rank, const char* name) {
+  std::vector<workload::Op> out;
+  for (const auto& op : p.w.graph.ops())
+    if (op.rank == rank && p.named(op, name)) out.push_back(op);
+  return out;
+}
+
+double bytes_named(const Played& p, const char* name) {
+  double bytes = 0;
+  for (const auto& op : p.w.graph.ops())
+    if (p.named(op, name))
+      for (const auto& f : p.w.graph.collectives()[static_cast<std::size_t>(op.collective)].flows) bytes += f.bytes;
+  return bytes;
+}
+
+// When rank 0's last backward compute op ends.
+Picoseconds last_backward_end(const Played& p, int rank) {
+  Picoseconds t = -1;
+  for (const auto& op : p.w.graph.ops())
+    if (op.rank == rank && op.kind == workload::OpKind::compute &&
+        (op.phase == workload::Phase::bwd_dgrad || op.phase == workload::Phase::bwd_wgrad))
+      t = std::max(t, p.r.ops[op.id].end);
+  return t;
+}
+
+// How long rank 0's reduce-scatters run on after its last backward.
+Picoseconds tail(const Played& p, const std::vector<workload::Op>& reduces) {
+  Picoseconds end = 0;
+  for (const auto& op : reduces) end = std::max(end, p.r.ops[op.id].end);
+  return end - last_backward_end(p, 0);
+}
+
+}  // namespace
+
+TEST_CASE("bucket plan: sizes in backward order, a unit's buckets, boundaries inside units") {
+  // Backward order: head 300 dense, layer 1 500 dense + 100 expert, layer 0 the same, embedding 300; bucket 400.
+  const workload::BucketPlan plan(
+      {{workload::kHeadUnit, {300, 0}}, {1, {500, 100}}, {0, {500, 100}}, {workload::kEmbeddingUnit, {300, 0}}}, 400);
+  CHECK(plan.total(0) == 1600);
+  CHECK(plan.sizes(0) == std::vector<double>{400, 400, 400, 400});
+  CHECK(plan.sizes(1) == std::vector<double>{200});  // the experts' buffer: one bucket of the remainder
+  CHECK(plan.buckets_of(workload::kHeadUnit, 0) == std::vector<int>{0});  // [0, 300)
+  CHECK(plan.buckets_of(1, 0) == std::vector<int>{0, 1});                 // [300, 800)
+  CHECK(plan.buckets_of(0, 0) == std::vector<int>{2, 3});                 // [800, 1300)
+  CHECK(plan.buckets_of(workload::kEmbeddingUnit, 0) == std::vector<int>{3});
+  CHECK(plan.buckets_of(workload::kEmbeddingUnit, 1).empty());
+  CHECK(plan.buckets_of(0, 1) == std::vector<int>{0});
+  CHECK(plan.end_of(0, 0) == 1300);
+  // 1,700 dense parameters: four full buckets and a remainder of 100.
+  const workload::BucketPlan rest({{0, {1700, 0}}}, 400);
+  CHECK(rest.sizes(0) == std::vector<double>{400, 400, 400, 400, 100});
+}
+
+TEST_CASE("bucket size and the bucketed chunk follow Megatron") {
+  layout::Layout l;
+  l.gpus = 8;
+  l.pp = 2;
+  CHECK(workload::ddp_bucket_params(l) == 40e6);  // DP 4: max(40M, 4M)
+  l.gpus = 2 * 64;
+  CHECK(workload::ddp_bucket_params(l) == 64e6);  // DP 64: 1M per member
+  l.ddp_bucket_size = 768000000;
+  CHECK(workload::ddp_bucket_params(l) == 768e6);
+  // Only pipeline rank 0, with overlap_grad_reduce; the hooks launch its reduce-scatters only without interleaving.
+  CHECK(workload::buckets_first_chunk(l, 0));
+  CHECK_FALSE(workload::buckets_first_chunk(l, 1));
+  CHECK(workload::reduces_buckets_from_hooks(l));
+  l.vpp = 2;
+  CHECK(workload::buckets_first_chunk(l, 0));
+  CHECK_FALSE(workload::reduces_buckets_from_hooks(l));
+  l.vpp = 1;
+  l.overlap_grad_reduce = false;
+  CHECK_FALSE(workload::buckets_first_chunk(l, 0));
+}
+
+TEST_CASE("bucketed reduce-scatters start inside the last backward, move the same bytes, and leave a shorter tail") {
+  // small-moe PP2: rank 0 holds the embedding and layers 0-3. A bucket far larger than the chunk is one bucket,
+  // reduce-scattered after the backward; Megatron's default, 40M at DP 4, splits its 159.8M dense parameters
+  // into four.
+  const Played one = play(2000000000, true);
+  const Played many = play(0, true);
+  const auto rs_one = ops_named(one, 0, "dp_grad_reduce_scatter");
+  const auto rs_many = ops_named(many, 0, "dp_grad_reduce_scatter");
+  REQUIRE(rs_one.size() == 1);
+  REQUIRE(rs_many.size() == 4);
+  CHECK(bytes_named(many, "dp_grad_reduce_scatter") == doctest::Approx(bytes_named(one, "dp_grad_reduce_scatter")));
+  CHECK(bytes_named(many, "dp_param_allgather") == doctest::Approx(bytes_named(one, "dp_param_allgather")));
+  // One bucket: after the last backward. Several: the first starts while the backward still runs, and less of
+  // the reduction is left after it (the step itself may take a little longer: the reduce-scatters' SMs slow the
+  // backward they run under).
+  CHECK(one.r.ops[rs_one[0].id].start >= last_backward_end(one, 0));
+  CHECK(many.r.ops[rs_many[0].id].start < last_backward_end(many, 0));
+  CHECK(tail(many, rs_many) < tail(one, rs_one));
+  // Rank 1 is never bucketed: one reduce-scatter either way.
+  CHECK(ops_named(many, 1, "dp_grad_reduce_scatter").size() == 1);
+
+  // overlap_grad_reduce off: no buckets, every reduce-scatter after the rank's backward.
+  const Played off = play(0, false);
+  const auto rs_off = ops_named(off, 0, "dp_grad_reduce_scatter");
+  REQUIRE(rs_off.size() == 1);
+  CHECK(off.r.ops[rs_off[0].id].start >= last_backward_end(off, 0));
+  CHECK(tail(off, rs_off) > tail(many, rs_many));
+}
