@@ -22,6 +22,8 @@ class CMakeBuild(build_ext):
         build = Path(os.environ.get("MOESIM_PYTHON_BUILD_DIR", ROOT / "build-python"))
         subprocess.check_call(["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
                                "-DMOESIM_BUILD_TESTS=OFF", "-DMOESIM_PYTHON=ON",
+                               # as tools/build.sh: the same flags as build/ share its ccache entries
+                               f"-DMOESIM_WERROR={os.environ.get('MOESIM_WERROR', 'OFF')}",
                                f"-DPython3_EXECUTABLE={sys.executable}"])
         subprocess.check_call(["cmake", "--build", str(build), "-j", str(os.cpu_count() or 2), "--target", "_moesim"])
         built = next((build / "python" / "moesim").glob("_moesim*.so"), None)

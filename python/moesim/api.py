@@ -25,9 +25,9 @@ def _split(case, kwargs):
 
 def _command(subcommand, case, kwargs, fixed=(), progress=None, accept=(0,)):
     case_args, rest = _split(case, kwargs)
-    for own in fixed:  # options the function sets itself
-        if own in rest:
-            raise UsageError(f"{subcommand}: {own} is set by this function")
+    for key in rest:  # options the function sets itself (--json)
+        if isinstance(key, str) and "--" + _cli.flag_name(key) in fixed:
+            raise UsageError(f"{subcommand}: {key} is set by this function")
     args = [subcommand] + case_args + _cli.to_flags(subcommand, rest) + list(fixed)
     return _cli.invoke(args, progress=progress, accept=accept)
 

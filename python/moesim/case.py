@@ -29,11 +29,12 @@ class Case:
     """
 
     def __init__(self, **fields):
-        allowed = _cli.case_flags()
         for key in fields:
-            if _cli.flag_name(key) not in allowed:
-                raise _cli._unknown("run", _cli.flag_name(key)) if _cli.flag_name(key) not in _cli.options("run") \
-                    else UsageError(f"{key}: an option of the command, not of the case")
+            name = _cli.flag_name(key)
+            if name not in _cli.case_flags():
+                if name in _cli.options("run"):
+                    raise UsageError(f"{key}: an option of the command (give it to run, search, ...), not of the case")
+                raise _cli._unknown("run", name)
         layout = fields.get("layout")
         if isinstance(layout, dict):
             fd, path = tempfile.mkstemp(prefix="moesim-layout-", suffix=".json")

@@ -3,11 +3,13 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "allocator.hpp"
 #include "call.hpp"
 #include "config/data_dir.hpp"
 #include "flags.hpp"
 
 PYBIND11_MODULE(_moesim, m) {
+  moesim::python::tune_allocator();
   m.doc() = "moesim's command line, in-process (use the moesim package, not this module)";
   m.def("call", &moesim::python::call, pybind11::arg("args"), pybind11::arg("progress") = pybind11::none(),
         "Runs `moesim <args>`; returns (exit code, stdout, stderr) as bytes. `progress(done, total)` is called "

@@ -39,6 +39,8 @@ def test_usage_errors():
         moesim.run(top=3)  # a search option
     with pytest.raises(moesim.UsageError):
         moesim.Case(json=True)
+    with pytest.raises(moesim.UsageError, match="set by this function"):
+        moesim.run(json=True)
     with pytest.raises(moesim.UsageError):
         moesim.run(tp=[object()])
     with pytest.raises(moesim.UsageError):
