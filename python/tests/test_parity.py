@@ -94,3 +94,20 @@ def test_catalog_lists_equal_the_cli():
     assert moesim.models() == names
     assert "gb300-nvl72" in moesim.systems()
     assert all("/" in p for p in moesim.parts())
+
+
+def test_layout_and_trace(tmp_path):
+    fields = GOLDEN["small_moe_gb200x64"]
+    got = moesim.layout(moesim.Case(**fields), no_estimate=True)
+    text = cli("layout", *flags(fields), "--no-estimate")[1]
+    assert got.text == text and got.pp_layout and f'"{got.pp_layout}"' in text
+    path = tmp_path / "step.json"
+    r = moesim.trace(path, moesim.Case(**fields))
+    assert r.to_dict() == cli_json("run", *flags(fields), "--json")
+    assert json.loads(path.read_text())  # a Chrome trace
+
+
+def test_tables_as_dataframes():
+    csv = str(FIXTURES / "cli" / "validate_3rows.csv")
+    v = moesim.validate(csv=csv)
+    assert len(v.to_dataframe()) == len(v.to_dict()["rows"])
