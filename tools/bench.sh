@@ -7,7 +7,7 @@
 # Targets (from the speed issue) are printed beside the figures and judged on the wall median and the peak RSS:
 # the default `run` < 2 s on one core, the 8,192-GPU case < 10 s, every case < 2 GiB.
 #
-#   tools/bench.sh [--runs N] [--markdown] [--core C] [--csv FILE] [--no-build] [--no-engine] [--jobs J]
+#   tools/bench.sh [--runs N] [--markdown] [--core C] [--csv FILE] [--no-build] [--no-engine] [--no-python] [--jobs J]
 #
 #   --runs N     runs per case (default 5)
 #   --markdown   print the table as markdown on stdout (progress always goes to stderr)
@@ -15,18 +15,21 @@
 #   --csv FILE   measurements table for the validate case (default data/measurements/groundtruth.csv)
 #   --no-build   reuse build-bench/ as it is
 #   --no-engine  leave out the optional engine micro-benchmark row (tools/engine_bench.cpp)
+#   --no-python  leave out the Python module's table (tools/bench/python.py)
 #   --jobs J     build parallelism (default 2: the development machine is shared)
 #
 # Cases: baseline `describe --model deepseek-v3` (process start + catalog load, nearly no work); `run` (the
 # embedded default, DeepSeek-V3 on 256 GB300); DeepSeek-V3 on 8,192 GB200, balanced, with skewed routing and
 # stragglers, and with skewed routing on the cluster fabric (ECMP; issue 18: < 10 s and < 4 GiB, its ratio to the
 # balanced case printed under the table); `validate` over the CSV; and, if
-# it builds, moesim_engine_bench with its default arguments (tools/bench/engine.sh).
+# it builds, moesim_engine_bench with its default arguments (tools/bench/engine.sh). When the Python module builds
+# (pybind11, tools/setup.sh --python), a second table from tools/bench/python.py: import time, run() in-process
+# against `moesim run --json`, and a 1,000-point sweep from Python against `moesim sweep`, as ratios.
 # Exit status: 0 when every case ran, 1 on usage errors or when a case exited non-zero (its row says FAILED).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="$root/build-bench"
-runs=5 core=0 markdown=0 do_build=1 engine=1 jobs=2
+runs=5 core=0 markdown=0 do_build=1 engine=1 python=1 jobs=2
 csv="$root/data/measurements/groundtruth.csv"
 usage() { sed -n '/^#   tools\/bench.sh/,/^#   --jobs/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit "${1:-1}"; }
 while (($#)); do
@@ -38,6 +41,7 @@ while (($#)); do
     --markdown) markdown=1; shift ;;
     --no-build) do_build=0; shift ;;
     --no-engine) engine=0; shift ;;
+    --no-python) python=0; shift ;;
     -h|--help) usage 0 ;;
     *) echo "bench.sh: unknown argument $1" >&2; usage ;;
   esac
@@ -49,6 +53,9 @@ if ((do_build)); then
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
     -DMOESIM_BUILD_TESTS=OFF >/dev/null
   cmake --build "$build" -j"$jobs" --target moesim >/dev/null
+  if ((python)) && cmake --build "$build" --target help | grep -q '_moesim'; then
+    cmake --build "$build" -j"$jobs" --target _moesim >/dev/null
+  fi
 fi
 moesim="$build/moesim"
 [[ -x "$moesim" ]] || { log "no $moesim (run without --no-build)"; exit 1; }
@@ -150,5 +157,16 @@ else
   } | column -t -s '|'
   echo "$fabric_note"
   echo "Release -O2, $runs runs per case; $machine."
+fi
+if ((python)); then
+  interpreter="$(sed -n 's/^Python3_EXECUTABLE:[A-Z]*=//p' "$build/CMakeCache.txt")"
+  if [[ -n "$interpreter" ]] && ls "$build"/python/moesim/_moesim*.so >/dev/null 2>&1; then
+    log "Python module: $runs runs per row on core $core"
+    echo
+    "$interpreter" "$root/tools/bench/python.py" "$build" --runs "$runs" --core "$core" \
+      $( ((markdown)) && echo --markdown) || failed=1
+  else
+    log "Python table left out (the module did not build: tools/setup.sh --python)"
+  fi
 fi
 exit "$failed"

@@ -10,7 +10,11 @@
 namespace moesim::cli {
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  Context ctx{out, err, ""};
+  return run(args, out, err, RunHooks{});
+}
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, const RunHooks& hooks) {
+  Context ctx{out, err, "", hooks.search_progress};
   CLI::App app{"moesim: simulator and performance model of Mixture-of-Experts training on GPU clusters", "moesim"};
   app.require_subcommand(1);
   app.add_option("--data-dir", ctx.data_dir,

@@ -188,7 +188,8 @@ void add_search_command(CLI::App& app, Context& ctx) {
     // The bar learns the candidate count with the first block (run_search counts them first).
     std::unique_ptr<core::Progress> bar;
     std::uint64_t shown = 0;
-    options.progress = [&bar, &shown](std::uint64_t done, std::uint64_t total) {
+    options.progress = [&bar, &shown, &ctx](std::uint64_t done, std::uint64_t total) {
+      if (ctx.search_progress) return ctx.search_progress(done, total);
       if (!bar) bar = std::make_unique<core::Progress>("search", static_cast<std::size_t>(total));
       bar->advance(static_cast<std::size_t>(done - shown));
       shown = done;

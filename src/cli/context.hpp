@@ -1,6 +1,8 @@
 #pragma once
 // What every subcommand shares: output streams and the catalog location. One subcommand per cmd_*.cpp file,
 // each exposing add_<name>_command(), listed in app.cpp.
+#include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <string>
 
@@ -14,6 +16,8 @@ struct Context {
   std::ostream& out;
   std::ostream& err;
   std::string data_dir;  // --data-dir; empty = default (see config/data_dir.hpp)
+  // Replaces search's terminal progress bar when set (an embedding program's, cli.hpp RunHooks).
+  std::function<void(std::uint64_t, std::uint64_t)> search_progress = {};
 };
 
 void add_check_command(CLI::App& app, Context& ctx);
