@@ -390,7 +390,8 @@ Timed UnitProbe::first_chunk_probe(int part, bool with_dp) const {
     if (head) hook([&] { dp->use(kHeadUnit, c, mb, Phase::fwd); });
     le.heads_forward(0, mb, ch, c);
   } else {
-    if (head) hook([&] { dp->use(kHeadUnit, c, mb, Phase::fwd); });
+    // The head's forward use waits for its buckets' gathers on micro-batch 0, which part 0 plays: with a single
+    // micro-batch a fresh strategy would gather them again here.
     le.heads_forward(0, mb, ch, c);
     if (head)
       hook([&] {
