@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "estimate/estimate_step.hpp"
+#include "estimate/probe_cache.hpp"
 #include "model/model_catalog.hpp"
 #include "predict/predict_step.hpp"
 #include "small_moe_step.hpp"
@@ -81,6 +82,14 @@ TEST_CASE("estimate follows the engine on rank 0's DDP buckets (Llama 3.1 8B, PP
     INFO("gbs " << v.gbs << ", bucket " << v.bucket << ": engine " << engine << " s, estimate " << estimate << " s");
     CHECK(std::abs(estimate / engine - 1) < 0.02);
   }
+  // The bucket probes' cache key leaves out the batch (probe_cache.hpp): what they measure must not depend on the
+  // micro-batch count, so a cache filled at two micro-batches gives the single micro-batch's own estimate.
+  c.layout.ddp_bucket_size = 0;
+  estimate::ProbeCache cache;
+  c.layout.gbs = 16;
+  (void)estimate::estimate_step(c, o, &cache);
+  c.layout.gbs = 8;
+  CHECK(estimate::estimate_step(c, o, &cache).step_time_s == estimate::estimate_step(c, o).step_time_s);
 }
 
 TEST_CASE("estimate is deterministic and its breakdown adds up to the step") {
