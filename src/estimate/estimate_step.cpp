@@ -146,34 +146,51 @@ report::StepReport estimate_step(const predict::Case& c, const predict::PredictO
   // reduce-scatters queue the same way behind the last backwards (chunk c's last backward c pp backwards before
   // the end): max_c ((c+1) h - c pp b), or with Megatron's launch d = pp_rank backward steps late
   // max_c ((c+1) h - max(0, c pp - d) b), then the embedding all-reduce and the optimizer.
+  // Pipeline rank 0's first chunk is split into buckets (workload::buckets_first_chunk). Without the prefetch its
+  // gathers run one bucket ahead of micro-batch 0's forward, so only what the forward waits for shows
+  // (first_chunk_start, which also holds that chunk's MXFP8 copy); under the non-interleaved schedule its
+  // reduce-scatters are launched per bucket during the last micro-batch's backward, so only the buckets completed
+  // at its end queue before the optimizer (first_chunk_tail, the whole tail of rank 0 with its one chunk).
   const double m = shape.microbatches;
+  const bool prefetch = workload::prefetches_param_gather(c.layout);
+  const bool bucketed = workload::buckets_first_chunk(c.layout, 0);
+  const bool bucketed_start = bucketed && !prefetch;
+  const bool bucketed_tail = bucketed && !prefetch && vpp == 1 && workload::reduces_buckets_from_hooks(c.layout);
   const Timed gather = probe.chunk_param_gather(0);
   Timed start;
-  if (workload::prefetches_param_gather(c.layout)) {
+  if (prefetch) {
     const double f0 = units[0].fwd / vpp;
     double start_s = 0;
     for (int k = 0; k < vpp; ++k)
       start_s = std::max(start_s, (k + 1) * gather.seconds - k * std::min(m, 1.0 * pp) * f0);
     start = gather.seconds > 0 ? gather.scaled(start_s / gather.seconds) : Timed{};
   } else {
-    for (int r = 0; r < pp; ++r) start += (r == 0 ? gather : probe.chunk_param_gather(r)).scaled(vpp);
+    for (int r = 0; r < pp; ++r) {
+      const int whole = r == 0 && bucketed_start ? vpp - 1 : vpp;
+      start += (r == 0 ? gather : probe.chunk_param_gather(r)).scaled(whole);
+    }
+    if (bucketed_start) start += probe.first_chunk_start();
   }
   // Either way each virtual stage's first forward first copies its gathered MXFP8 weights out of the gradient
   // buffer on the compute stream, so micro-batch 0's way through the pp x vpp virtual stages carries every copy.
-  for (int r = 0; r < pp; ++r) start += probe.chunk_param_copy(r).scaled(vpp);
+  for (int r = 0; r < pp; ++r) start += probe.chunk_param_copy(r).scaled(r == 0 && bucketed_start ? vpp - 1 : vpp);
   const Timed launch = probe.graph_launch();
   double step = 0;
   std::vector<Timed> tails;
   for (int r = 0; r < pp; ++r) {
-    const Timed optimizer = probe.tail(r, 0);
-    const Timed reduce = probe.tail(r, 1) - optimizer;
-    const double b = units[static_cast<std::size_t>(r)].bwd / vpp;
-    // Megatron's interleaved schedule launches each reduce-scatter grad_reduce_delay_steps backward steps late.
-    const double delay = workload::grad_reduce_delay_steps(c.layout, r);
-    double backlog = 0;
-    for (int k = 0; k < vpp; ++k)
-      backlog = std::max(backlog, (k + 1) * reduce.seconds - std::max(0.0, k * std::min(m, 1.0 * pp) - delay) * b);
-    tails.push_back(optimizer + (reduce.seconds > 0 ? reduce.scaled(backlog / reduce.seconds) : Timed{}));
+    if (r == 0 && bucketed_tail) {
+      tails.push_back(probe.first_chunk_tail());
+    } else {
+      const Timed optimizer = probe.tail(r, 0);
+      const Timed reduce = probe.tail(r, 1) - optimizer;
+      const double b = units[static_cast<std::size_t>(r)].bwd / vpp;
+      // Megatron's interleaved schedule launches each reduce-scatter grad_reduce_delay_steps backward steps late.
+      const double delay = workload::grad_reduce_delay_steps(c.layout, r);
+      double backlog = 0;
+      for (int k = 0; k < vpp; ++k)
+        backlog = std::max(backlog, (k + 1) * reduce.seconds - std::max(0.0, k * std::min(m, 1.0 * pp) - delay) * b);
+      tails.push_back(optimizer + (reduce.seconds > 0 ? reduce.scaled(backlog / reduce.seconds) : Timed{}));
+    }
     step = std::max(step, start.seconds + pipe.last_backward_end[static_cast<std::size_t>(r)] + tails.back().seconds);
   }
   step += launch.seconds;

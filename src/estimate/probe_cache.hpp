@@ -48,6 +48,9 @@ class ProbeTable {
   // A rank's step tail (UnitProbe::tail): pp, vpp, the chunks reduced, the rank's dense and expert parameters, and
   // whether it holds the input embedding, the loss, and whether those are on different ranks.
   using TailKey = std::tuple<int, int, int, double, double, bool, bool, bool>;
+  // Pipeline rank 0's bucketed first chunk (UnitProbe::first_chunk_start / first_chunk_tail): its chunk key, rank
+  // 0's tail key, and the part (0 start, 1 tail).
+  using BucketKey = std::tuple<ChunkKey, TailKey, int>;
 
   template <class Key, class Compute>
   Timed get(std::map<Key, Timed>& table, const Key& key, Compute&& compute) {
@@ -65,6 +68,7 @@ class ProbeTable {
   std::map<HeadsKey, Timed> heads;
   std::map<NamedKey, Timed> named;
   std::map<TailKey, Timed> tails;
+  std::map<BucketKey, Timed> buckets;
 
  private:
   std::mutex mutex_;

@@ -304,19 +304,22 @@ Timed UnitProbe::chunk_param_copy(int rank) {
 // What the tail plays depends on the rank only through its parameters and whether it exchanges the embedding's
 // gradient (workload/optimizer_step.cpp, the DP strategies' reduce_gradients), so the middle ranks of a deep
 // pipeline, and the splits of one context that give a rank the same layers, share one probe.
-Timed UnitProbe::tail(int rank, int chunks) {
+ProbeTable::TailKey UnitProbe::tail_key(int rank, int chunks) const {
   const auto& stages = ctx_.in.stages;
   const auto [embedding_rank, loss_rank] = workload::embedding_loss_ranks(stages);
   const auto& params = ctx_.memory_estimate.ranks.at(static_cast<std::size_t>(rank));
-  const ProbeTable::TailKey key{stages.pp,
-                                stages.vpp,
-                                chunks,
-                                params.dense_params,
-                                params.expert_params,
-                                rank == embedding_rank,
-                                rank == loss_rank,
-                                embedding_rank != loss_rank};
-  return table_->get(table_->tails, key, [&] { return tail_probe(rank, chunks); });
+  return {stages.pp,
+          stages.vpp,
+          chunks,
+          params.dense_params,
+          params.expert_params,
+          rank == embedding_rank,
+          rank == loss_rank,
+          embedding_rank != loss_rank};
+}
+
+Timed UnitProbe::tail(int rank, int chunks) {
+  return table_->get(table_->tails, tail_key(rank, chunks), [&] { return tail_probe(rank, chunks); });
 }
 
 Timed UnitProbe::tail_probe(int rank, int chunks) const {
@@ -330,6 +333,88 @@ Timed UnitProbe::tail_probe(int rank, int chunks) const {
   Timed t;
   t.seconds = ps_to_seconds(result.makespan);
   t.breakdown = predict::step_breakdown(g, result, rank, t.seconds);
+  return t;
+}
+
+// Both parts depend on the chunk's layers, embedding and loss (the bucket plan and the work under it) and on what
+// rank 0's tail depends on (the optimizer after the reduce-scatters; pp, hence the DP group and bucket size).
+Timed UnitProbe::first_chunk_start() { return first_chunk_bucket_part(0); }
+Timed UnitProbe::first_chunk_tail() { return first_chunk_bucket_part(1); }
+
+Timed UnitProbe::first_chunk_bucket_part(int part) {
+  const auto& ch = ctx_.in.stages.chunk(0, 0);
+  ProbeTable::ChunkKey chunk{{}, ch.has_embedding, ch.has_loss, false};
+  for (int l : chunk_layer_order(ch, static_cast<int>(ctx_.in.model.num_layers)).forward)
+    std::get<0>(chunk).push_back(kind_of(l));
+  return table_->get(table_->buckets, {chunk, tail_key(0, 1), part},
+                     [&] { return first_chunk_probe(part, true) - first_chunk_probe(part, false); });
+}
+
+// Part 0: micro-batch 0's forward through rank 0's first chunk, to its heads' forward; part 1: the last
+// micro-batch's backward (heads, layers, embedding weight gradient) and, with the strategy, the step's tail after
+// it. The hooks are called where the schedule walker calls them (start_unit, emit_single, finish_unit), after the
+// strategy's begin() so that its buckets act as in a walk.
+Timed UnitProbe::first_chunk_probe(int part, bool with_dp) const {
+  opgraph::OpGraph g;
+  for (const auto& r : ranks_) g.add_rank(r);
+  OpWriter out(g, ctx_.host, *binding_, ctx_.in.params);
+  LayerEmitter le(ctx_, out);
+  const auto& ch = ctx_.in.stages.chunk(0, 0);
+  const auto order = chunk_layer_order(ch, static_cast<int>(ctx_.in.model.num_layers));
+  const auto dp = workload::make_dp_strategy(workload::dp_strategy_name_for(ctx_.in.layout), ctx_, out, 0);
+  auto hook = [&](auto&& f) {
+    if (with_dp) f();
+  };
+  hook([&] { dp->begin(); });
+  using workload::kEmbeddingUnit, workload::kHeadUnit, workload::Phase;
+  const bool head = ch.has_loss || !ch.mtp_layers.empty();
+  const int mb = part == 0 ? 0 : ctx_.in.layout.num_microbatches() - 1;
+  Chain c;
+  std::vector<workload::LayerRun> runs;
+  for (int l : part == 0 ? order.forward : order.backward) runs.push_back(run_of(l, mb, c));
+  auto layers = [&](bool forward) {
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      hook([&] { dp->before_layer(runs, k, forward, c); });
+      forward ? le.forward(runs[k]) : le.backward(runs[k]);
+      hook([&] { dp->after_layer(runs, k, forward, c); });
+    }
+  };
+  if (part == 0) {
+    hook([&] { dp->before_forward_unit(0, mb, c); });
+    if (ch.has_embedding) {
+      hook([&] { dp->use(kEmbeddingUnit, c, mb, Phase::fwd); });
+      le.embedding_forward(0, mb, c);
+      hook([&] { dp->release(kEmbeddingUnit, false, c.last, mb); });
+    }
+    layers(true);
+    if (head) hook([&] { dp->use(kHeadUnit, c, mb, Phase::fwd); });
+    le.heads_forward(0, mb, ch, c);
+  } else {
+    // The head's forward use waits for its buckets' gathers on micro-batch 0, which part 0 plays: with a single
+    // micro-batch a fresh strategy would gather them again here.
+    le.heads_forward(0, mb, ch, c);
+    if (head)
+      hook([&] {
+        dp->release(kHeadUnit, false, c.last, mb);
+        dp->use(kHeadUnit, c, mb, Phase::bwd_dgrad);
+      });
+    le.heads_backward(0, mb, ch, c);
+    if (head) hook([&] { dp->release(kHeadUnit, true, c.last, mb); });
+    layers(false);
+    if (ch.has_embedding) {
+      hook([&] { dp->use(kEmbeddingUnit, c, mb, Phase::bwd_wgrad); });
+      le.embedding_wgrad(0, mb, c);
+      hook([&] { dp->release(kEmbeddingUnit, true, c.last, mb); });
+    }
+    hook([&] {
+      dp->after_backward_unit(0, c.last);
+      workload::emit_optimizer(ctx_, out, 0, dp->reduce_gradients({c.last}), dp->shards_optimizer_state());
+    });
+  }
+  const auto result = play(g, network_);
+  Timed t;
+  t.seconds = ps_to_seconds(result.makespan);
+  t.breakdown = predict::step_breakdown(g, result, 0, t.seconds);
   return t;
 }
 

@@ -68,6 +68,14 @@ class UnitProbe {
   // After rank `rank`'s last backward: the DP strategy's gradient reductions of `chunks` chunks, the embedding
   // all-reduce and the optimizer step, from an idle rank.
   Timed tail(int rank, int chunks);
+  // Pipeline rank 0's first chunk where Megatron splits it into buckets (workload::buckets_first_chunk), as the
+  // schedule walker runs it with the DP strategy's hooks: what micro-batch 0's forward waits for its buckets'
+  // gathers (one bucket ahead of the forward) and their MXFP8 copy, over the forward alone (without the prefetch);
+  // and what the last micro-batch's backward with the reduce-scatters its hooks launch per bucket, the buckets
+  // left after it, the embedding all-reduce and the optimizer take over the backward alone (with
+  // workload::reduces_buckets_from_hooks). The bucket plan stays in the strategy: the probes only play it.
+  Timed first_chunk_start();
+  Timed first_chunk_tail();
   // A full-iteration CUDA graph's launch.
   Timed graph_launch();
 
@@ -89,6 +97,9 @@ class UnitProbe {
   std::size_t run_cap_;
   Timed chunk_units(int rank, int chunk, bool merged);
   Timed tail_probe(int rank, int chunks) const;
+  Timed first_chunk_bucket_part(int part);
+  Timed first_chunk_probe(int part, bool with_dp) const;
+  ProbeTable::TailKey tail_key(int rank, int chunks) const;
   Timed chunk_probe(const layout::ChunkAssignment& ch, const std::vector<int>& forward, bool merged);
   LayerKind kind_of(int layer) const;
 };
