@@ -81,13 +81,15 @@ TEST_CASE("--anchor: only the anchor rows of the case's model and system; a note
 }
 
 TEST_CASE("a case outside the validated regime says so, with a wider band than a like case inside it") {
-  // Mixtral has no bundled row (a family the tables lack); Qwen3-30B on DGX-H100 has many.
+  // Mixtral is a thin family (fewer than the 10 rows a validated regime needs: 7 published NeMo and ModelZoo rows);
+  // Qwen3-30B on DGX-H100 has many.
   const auto mixtral = run_cli({"run", "--model", "mixtral-8x7b", "--system", "dgx-h100", "--gpus", "16", "--tp", "2",
                                 "--ep", "8", "--gbs", "32", "--seq", "1024", "--json"});
   REQUIRE(mixtral.code == 0);
   const auto m = nlohmann::json::parse(mixtral.out);
   const std::string outside = m["band"]["outside_validated_regime"];
-  CHECK(outside.find("outside the validated regime: family = mixtral (0 bundled rows)") == 0);
+  CHECK(outside.find("outside the validated regime: family = mixtral (") == 0);
+  CHECK(outside.find(" bundled rows)") != std::string::npos);
   CHECK(outside.find("its nearest rows:") != std::string::npos);
   const auto text = run_cli({"run", "--model", "mixtral-8x7b", "--system", "dgx-h100", "--gpus", "16", "--tp", "2",
                              "--ep", "8", "--gbs", "32", "--seq", "1024"});
