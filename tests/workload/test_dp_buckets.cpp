@@ -10,6 +10,7 @@
 
 #include "core/units.hpp"
 #include "engine/simulator.hpp"
+#include "played_step.hpp"
 #include "small_moe_step.hpp"
 #include "workload/dp_buckets.hpp"
 #include "workload/dp_strategy.hpp"
@@ -17,11 +18,7 @@
 namespace {
 using namespace moesim;
 
-struct Played {
-  workload::StepWorkload w;
-  engine::SimResult r;
-  bool named(const workload::Op& op, const char* name) const { return w.graph.names()[op.name] == name; }
-};
+using Played = test::PlayedStep;
 
 // small-moe on 8 H100s with rank 0's first chunk in buckets of `bucket` parameters (0: Megatron's default).
 Played play(int bucket, bool overlap) {
@@ -33,17 +30,7 @@ Played play(int bucket, bool overlap) {
     l.ddp_bucket_size = b;
     l.overlap_grad_reduce = o;
   });
-  Played p{workload::build_step(in.step()), {}};
-  p.w.graph.check_invariants(p.w.network);
-  p.r = engine::Simulator().run(p.w.graph, p.w.network);
-  return p;
-}
-
-std::vector<workload::Op> ops_named(const Played& p, int rank, const char* name) {
-  std::vector<workload::Op> out;
-  for (const auto& op : p.w.graph.ops())
-    if (op.rank == rank && p.named(op, name)) out.push_back(op);
-  return out;
+  return test::play_step(in);
 }
 
 double bytes_named(const Played& p, const char* name) {
@@ -119,8 +106,8 @@ TEST_CASE("bucketed reduce-scatters start inside the last backward, move the sam
   // into four.
   const Played one = play(2000000000, true);
   const Played many = play(0, true);
-  const auto rs_one = ops_named(one, 0, "dp_grad_reduce_scatter");
-  const auto rs_many = ops_named(many, 0, "dp_grad_reduce_scatter");
+  const auto rs_one = one.ops_named(0, "dp_grad_reduce_scatter");
+  const auto rs_many = many.ops_named(0, "dp_grad_reduce_scatter");
   REQUIRE(rs_one.size() == 1);
   REQUIRE(rs_many.size() == 4);
   CHECK(bytes_named(many, "dp_grad_reduce_scatter") == doctest::Approx(bytes_named(one, "dp_grad_reduce_scatter")));
@@ -132,11 +119,11 @@ TEST_CASE("bucketed reduce-scatters start inside the last backward, move the sam
   CHECK(many.r.ops[rs_many[0].id].start < last_backward_end(many, 0));
   CHECK(tail(many, rs_many) < tail(one, rs_one));
   // Rank 1 is never bucketed: one reduce-scatter either way.
-  CHECK(ops_named(many, 1, "dp_grad_reduce_scatter").size() == 1);
+  CHECK(many.ops_named(1, "dp_grad_reduce_scatter").size() == 1);
 
   // overlap_grad_reduce off: no buckets, every reduce-scatter after the rank's backward.
   const Played off = play(0, false);
-  const auto rs_off = ops_named(off, 0, "dp_grad_reduce_scatter");
+  const auto rs_off = off.ops_named(0, "dp_grad_reduce_scatter");
   REQUIRE(rs_off.size() == 1);
   CHECK(off.r.ops[rs_off[0].id].start >= last_backward_end(off, 0));
   CHECK(tail(off, rs_off) > tail(many, rs_many));

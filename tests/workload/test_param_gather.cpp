@@ -12,17 +12,14 @@
 
 #include "core/units.hpp"
 #include "engine/simulator.hpp"
+#include "played_step.hpp"
 #include "small_moe_step.hpp"
 #include "workload/dp_strategy.hpp"
 
 namespace {
 using namespace moesim;
 
-struct Played {
-  workload::StepWorkload w;
-  engine::SimResult r;
-  bool named(const workload::Op& op, const char* name) const { return w.graph.names()[op.name] == name; }
-};
+using Played = test::PlayedStep;
 
 Played play(bool align) {
   static bool current = true;
@@ -32,10 +29,7 @@ Played play(bool align) {
     l.align_param_gather = current;
     l.ddp_bucket_size = 2000000000;  // one bucket per chunk on rank 0 too (buckets: test_dp_buckets.cpp)
   });
-  Played p{workload::build_step(in.step()), {}};
-  p.w.graph.check_invariants(p.w.network);
-  p.r = engine::Simulator().run(p.w.graph, p.w.network);
-  return p;
+  return test::play_step(in);
 }
 
 // The parameter all-gathers of `rank`, in op order.
@@ -143,18 +137,9 @@ Played play_gb200(bool fp8_param_gather) {
     l.align_param_gather = false;
     l.ddp_bucket_size = 2000000000;  // one bucket per chunk on rank 0 too (buckets: test_dp_buckets.cpp)
   });
-  Played p{workload::build_step(in.step()), {}};
-  p.w.graph.check_invariants(p.w.network);
-  p.r = engine::Simulator().run(p.w.graph, p.w.network);
-  return p;
+  return test::play_step(in);
 }
 
-std::vector<workload::Op> named_ops(const Played& p, int rank, const char* name) {
-  std::vector<workload::Op> out;
-  for (const auto& op : p.w.graph.ops())
-    if (op.rank == rank && p.named(op, name)) out.push_back(op);
-  return out;
-}
 }  // namespace
 
 TEST_CASE("The MXFP8 copy out of the gradient buffer: 2 bytes read, 2 x (1 + 1/32) written, 2 zeroed per parameter") {
@@ -178,7 +163,7 @@ TEST_CASE(
     "Each chunk's gathered MXFP8 weights are copied on the compute stream between its gather and its first forward") {
   const Played mx = play_gb200(true);
   for (int rank = 0; rank < 2; ++rank) {
-    const auto copies = named_ops(mx, rank, "mxfp8_param_copy");
+    const auto copies = mx.ops_named(rank, "mxfp8_param_copy");
     const auto g = gathers(mx, rank);
     REQUIRE(copies.size() == 2);  // one per chunk
     REQUIRE(g.size() == 2);
@@ -189,13 +174,13 @@ TEST_CASE(
   }
   // Rank 0's chunk 0 holds layers 0-1 (small-moe: 8 layers over 4 virtual stages): its first forward waits for the
   // copy.
-  const auto c0 = named_ops(mx, 0, "mxfp8_param_copy");
+  const auto c0 = mx.ops_named(0, "mxfp8_param_copy");
   CHECK(forward_start(mx, 0, 0) >= mx.r.ops[c0[0].id].end);
   CHECK(mx.r.ops[c0[0].id].end > mx.r.ops[c0[0].id].start);
   // BF16 weights (no FP8 parameter gather) are gathered in place: no copy, and the step is not slower.
   const Played bf16 = play_gb200(false);
-  CHECK(named_ops(bf16, 0, "mxfp8_param_copy").empty());
-  CHECK(named_ops(bf16, 1, "mxfp8_param_copy").empty());
+  CHECK(bf16.ops_named(0, "mxfp8_param_copy").empty());
+  CHECK(bf16.ops_named(1, "mxfp8_param_copy").empty());
 }
 
 TEST_CASE("Interleaved: rank r launches each chunk's gradient reduce-scatter r backward steps late, in ready order") {
@@ -215,7 +200,7 @@ TEST_CASE("Interleaved: rank r launches each chunk's gradient reduce-scatter r b
   // interleaved backward runs the chunks in reverse), so chunk 1's reduce-scatter must be issued first and run
   // before the rank's last backward has ended: it is not queued behind chunk 0's on the DP stream.
   for (int rank = 0; rank < 2; ++rank) {
-    const auto rs = named_ops(p, rank, "dp_grad_reduce_scatter");
+    const auto rs = p.ops_named(rank, "dp_grad_reduce_scatter");
     REQUIRE(rs.size() == 2);
     Picoseconds last_backward_end = 0;
     for (const auto& op : p.w.graph.ops())
@@ -245,7 +230,7 @@ TEST_CASE("Interleaved: rank r launches each chunk's gradient reduce-scatter r b
       if (se.first >= chunk1_end && (next_start < 0 || se.first < next_start))
         next_start = se.first, next_end = se.second;
     REQUIRE(next_end > 0);
-    return std::pair{p.r.ops[named_ops(p, rank, "dp_grad_reduce_scatter")[0].id].start, next_end};
+    return std::pair{p.r.ops[p.ops_named(rank, "dp_grad_reduce_scatter")[0].id].start, next_end};
   };
   const auto [rs0, next0] = first_reduce_vs_next_unit(0, 0, 4);
   CHECK(rs0 < next0);
