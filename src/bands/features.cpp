@@ -27,6 +27,8 @@ std::string gpu_count_bucket(int gpus) {
 
 std::string framework_family(std::string_view framework_column) {
   const auto f = to_lower(framework_column);
+  // NeMo AutoModel is NeMo's PyTorch-FSDP2 stack, not Megatron code: it shares only the NeMo name.
+  if (has(f, "automodel")) return "automodel";
   if (f.empty() || has(f, "megatron") || has(f, "nemo") || has(f, "mcore")) return "megatron";
   if (has(f, "titan")) return "torchtitan";
   if (has(f, "maxtext") || has(f, "jax")) return "maxtext";

@@ -23,7 +23,7 @@ struct Features {
 // 1 node, 2-64, 65-512, 513-2048, 2049+ GPUs.
 std::string gpu_count_bucket(int gpus);
 // The framework column of a table folded to a family: megatron (Megatron-LM / MCore / NeMo / Megatron-Bridge, one
-// stack), torchtitan, maxtext, other.
+// stack), automodel (NeMo AutoModel, PyTorch FSDP2), torchtitan, maxtext, other.
 std::string framework_family(std::string_view framework_column);
 
 // A case's features. `framework` is the table's framework column ("" for a user's case: Megatron-LM, whose flags

@@ -60,6 +60,7 @@ TEST_CASE("features: matching counts equal non-empty values; the folds of GPU co
   CHECK(bands::framework_family("Megatron-Bridge/MCore") == "megatron");
   CHECK(bands::framework_family("NeMo 25.09") == "megatron");
   CHECK(bands::framework_family("TorchTitan") == "torchtitan");
+  CHECK(bands::framework_family("NeMo AutoModel (PyTorch FSDP2)") == "automodel");
   CHECK(bands::framework_family("") == "megatron");
   CHECK(bands::framework_family("DeepSpeed") == "other");
 }
