@@ -151,20 +151,23 @@ report::StepReport estimate_step(const predict::Case& c, const predict::PredictO
   // (first_chunk_start, which also holds that chunk's MXFP8 copy); under the non-interleaved schedule its
   // reduce-scatters are launched per bucket during the last micro-batch's backward, so only the buckets completed
   // at its end queue before the optimizer (first_chunk_tail, the whole tail of rank 0 with its one chunk).
+  // Where the weights are refreshed outside the timed step (workload::gathers_params_in_step off) the start
+  // carries neither the gathers nor their copies; the tails are unchanged.
   const double m = shape.microbatches;
+  const bool in_step = workload::gathers_params_in_step(c.layout);
   const bool prefetch = workload::prefetches_param_gather(c.layout);
   const bool bucketed = workload::buckets_first_chunk(c.layout, 0);
-  const bool bucketed_start = bucketed && !prefetch;
+  const bool bucketed_start = bucketed && !prefetch && in_step;
   const bool bucketed_tail = bucketed && !prefetch && vpp == 1 && workload::reduces_buckets_from_hooks(c.layout);
-  const Timed gather = probe.chunk_param_gather(0);
+  const Timed gather = in_step ? probe.chunk_param_gather(0) : Timed{};
   Timed start;
-  if (prefetch) {
+  if (in_step && prefetch) {
     const double f0 = units[0].fwd / vpp;
     double start_s = 0;
     for (int k = 0; k < vpp; ++k)
       start_s = std::max(start_s, (k + 1) * gather.seconds - k * std::min(m, 1.0 * pp) * f0);
     start = gather.seconds > 0 ? gather.scaled(start_s / gather.seconds) : Timed{};
-  } else {
+  } else if (in_step) {
     for (int r = 0; r < pp; ++r) {
       const int whole = r == 0 && bucketed_start ? vpp - 1 : vpp;
       start += (r == 0 ? gather : probe.chunk_param_gather(r)).scaled(whole);
@@ -173,7 +176,8 @@ report::StepReport estimate_step(const predict::Case& c, const predict::PredictO
   }
   // Either way each virtual stage's first forward first copies its gathered MXFP8 weights out of the gradient
   // buffer on the compute stream, so micro-batch 0's way through the pp x vpp virtual stages carries every copy.
-  for (int r = 0; r < pp; ++r) start += probe.chunk_param_copy(r).scaled(r == 0 && bucketed_start ? vpp - 1 : vpp);
+  for (int r = 0; r < pp && in_step; ++r)
+    start += probe.chunk_param_copy(r).scaled(r == 0 && bucketed_start ? vpp - 1 : vpp);
   const Timed launch = probe.graph_launch();
   double step = 0;
   std::vector<Timed> tails;

@@ -182,6 +182,12 @@ struct Layout {
   bool overlap_grad_reduce = true;
   int ddp_bucket_size = 0;
   bool average_in_collective = false;
+  // Whether the distributed optimizer's parameter all-gathers (and the MXFP8 copies after them) run inside the
+  // timed step (default). Off where a run refreshes the weights outside it: an MLPerf run that evaluates after
+  // every step gathers every parameter synchronously before each evaluation (Megatron-LM
+  // disable_forward_pre_hook -> start_param_sync(force_sync=True)), and a training graph captured without its
+  // own gathers then has none (docs/workload-model.md "Parameter all-gather").
+  bool param_gather_in_step = true;
   // The parameters the optimizer updates: fp32, an FP32 master copy beside the BF16 weights (Megatron's mixed
   // precision; FSDP2 over FP32 parameters), or bf16, the BF16 parameters themselves with no master copy (pure BF16
   // training: NeMo AutoModel builds its models in BF16, so its gradients and torch Adam's moments are BF16 too).

@@ -76,6 +76,10 @@ const std::vector<LayoutField>& layout_fields() {
        "after the backward"},
       {"ddp_bucket_size", "", K::non_negative_int, K::non_negative_int,
        "Megatron DDP gradient / parameter bucket size in parameters (default 0 = Megatron's max(40M, 1M x DP))"},
+      {"param_gather_in_step", "", K::boolean, K::boolean,
+       "The distributed optimizer's parameter all-gathers and their MXFP8 copies run inside the step (default on); "
+       "off where the run refreshes the weights outside the timed step (an evaluation after every step that "
+       "gathers them, with the training graph's own gathers skipped)"},
       {"average_in_collective", "", K::boolean, K::boolean,
        "Megatron DDP: average the gradients in the reduce-scatter (no 1/(DP x CP) scaling kernel; default off)"},
       {"fp8_attention", "fp8_dot_product_attention", K::boolean, K::boolean,
@@ -163,6 +167,7 @@ bool& boolean_member(Layout& l, std::string_view key) {
   if (key == "cpu_binding") return l.cpu_binding;
   if (key == "overlap_grad_reduce") return l.overlap_grad_reduce;
   if (key == "average_in_collective") return l.average_in_collective;
+  if (key == "param_gather_in_step") return l.param_gather_in_step;
   throw std::logic_error("layout field " + std::string(key) + " is not a boolean member");
 }
 

@@ -11,6 +11,9 @@
 // gather only, each bucket's wait dispatching the next one (param_and_grad_buffer.py:470-505, finish_param_sync);
 // and under the non-interleaved schedule the backward hooks launch each bucket's reduce-scatter as soon as the
 // last micro-batch's backward has produced its gradients, so only what is left after the backward stays exposed.
+//
+// Where the weights are refreshed outside the timed step (gathers_params_in_step off) no gather and no MXFP8 copy
+// is emitted; the reduce-scatters stay as above.
 #include <algorithm>
 #include <array>
 #include <map>
@@ -58,7 +61,11 @@ memory::LayerShare side_share(int side, double params) {
 class DistributedOptimizer final : public DataParallelStrategy {
  public:
   DistributedOptimizer(const StepContext& ctx, OpWriter& out, int rank)
-      : ctx_(ctx), out_(out), rank_(rank), prefetch_(prefetches_param_gather(ctx.in.layout)) {
+      : ctx_(ctx),
+        out_(out),
+        rank_(rank),
+        prefetch_(prefetches_param_gather(ctx.in.layout)),
+        in_step_(gathers_params_in_step(ctx.in.layout)) {
     if (buckets_first_chunk(ctx.in.layout, rank)) {
       plan_.emplace(first_chunk_plan(ctx, rank));
       hooks_reduce_ = reduces_buckets_from_hooks(ctx.in.layout);
@@ -71,7 +78,7 @@ class DistributedOptimizer final : public DataParallelStrategy {
   // hooks of a fresh strategy without one, for a chunk's steady-state time, which the buckets are not part of.
   void begin() override {
     walking_ = true;
-    if (!prefetch_) return;
+    if (!prefetch_ || !in_step_) return;
     for (int c = 0; c < ctx_.in.stages.vpp; ++c) {
       const OpId last = gather({});
       if (last >= 0) gathers_[c] = last;
@@ -82,7 +89,7 @@ class DistributedOptimizer final : public DataParallelStrategy {
   // its gather; without the prefetch the gather starts there, after what the forward waited for (its input). A
   // bucketed chunk waits for the buckets its first units use (before_layer does the rest).
   void before_forward_unit(int chunk, int /*mb*/, Chain& chain) override {
-    if (!first_uses_.insert(chunk).second) return;
+    if (!first_uses_.insert(chunk).second || !in_step_) return;
     if (chunk == 0 && gathers_buckets()) {
       wait_for(kEmbeddingUnit, chain);
       emit_param_copy(ctx_, out_, rank_, chunk_params(ctx_, rank_), chain);
@@ -146,7 +153,7 @@ class DistributedOptimizer final : public DataParallelStrategy {
   bool shards_optimizer_state() const override { return ctx_.in.layout.distributed_optimizer; }
 
  private:
-  bool gathers_buckets() const { return plan_ && walking_ && !prefetch_; }
+  bool gathers_buckets() const { return plan_ && walking_ && !prefetch_ && in_step_; }
 
   // One chunk's parameter all-gather (the dense side, then the experts), after `deps`.
   OpId gather(opgraph::OpIds deps) {
@@ -219,6 +226,7 @@ class DistributedOptimizer final : public DataParallelStrategy {
   OpWriter& out_;
   const int rank_;
   const bool prefetch_;
+  const bool in_step_;           // gathers_params_in_step: the gathers and copies are part of the step
   std::map<int, OpId> gathers_;  // by chunk, the last op of its parameter all-gather, until its first forward joins it
   std::vector<std::pair<int, OpId>> backward_ends_;  // (chunk, last op) of each backward unit, in schedule order
   std::set<int> first_uses_;  // the chunks whose first forward has been emitted (it gathers without the prefetch)

@@ -75,6 +75,14 @@ TEST_CASE("the recipes' DDP settings reach the rows: MLPerf Llama 3.1 8B, the ML
   const auto mls009 = layout_of("coreweave-gb300-dsv3.csv", "MLS009");
   CHECK(mls009.ddp_bucket_size == 134217728);
   CHECK(mls009.average_in_collective);
+  // CoreWeave's 1,024- and 2,048-node wrappers skip the training graph's parameter gathers; its 512-node folder
+  // (no wrapper in the mirror) and NVIDIA's GB200 series keep them in the step.
+  CHECK_FALSE(mls009.param_gather_in_step);
+  CHECK_FALSE(layout_of("coreweave-gb300-dsv3.csv", "MLS008").param_gather_in_step);
+  CHECK(layout_of("coreweave-gb300-dsv3.csv", "MLS007").param_gather_in_step);
+  CHECK(layout_of("mlperf-v6-dsv3-gb200-scaling.csv", "MLG004").param_gather_in_step);
+  // MLPerf GPT-OSS-20B's yaml sets the same 128M buckets (not Megatron's max(40M, 1M x DP 64) default).
+  CHECK(layout_of("groundtruth.csv", "GT062").ddp_bucket_size == 134217728);
   // SimuMax's launchers overlap no gradient reduction.
   CHECK_FALSE(layout_of("simumax_b200.csv", "SB001").overlap_grad_reduce);
   // A NeMo 2 performance-page row keeps Megatron's defaults.

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "core/units.hpp"
@@ -128,14 +129,17 @@ TEST_CASE("MXFP8 primary weights are gathered in BF16 through the gradient buffe
 namespace {
 // small-moe PP2 VPP2 EP32 on 64 GPUs of a GB200 NVL72 (tests/fixtures/predict/gb200x64.json): DP32 on the dense
 // side, EDP1; MXFP8, here with FP8 parameter gather (so, under the distributed optimizer, through the gradient
-// buffer) and the lazy gather.
-Played play_gb200(bool fp8_param_gather) {
-  static bool current = true;
-  current = fp8_param_gather;
+// buffer) and the lazy gather. By default one bucket per chunk on rank 0 too (buckets: test_dp_buckets.cpp);
+// `in_step` is Layout::param_gather_in_step.
+Played play_gb200(bool fp8_param_gather, int bucket = 2000000000, bool in_step = true) {
+  static bool current_fp8 = true, current_in_step = true;
+  static int current_bucket = 0;
+  current_fp8 = fp8_param_gather, current_bucket = bucket, current_in_step = in_step;
   const test::SmallMoeStep in("gb200x64.json", "gb200-nvl72", [](layout::Layout& l) {
-    l.fp8_param_gather = current;
+    l.fp8_param_gather = current_fp8;
     l.align_param_gather = false;
-    l.ddp_bucket_size = 2000000000;  // one bucket per chunk on rank 0 too (buckets: test_dp_buckets.cpp)
+    l.ddp_bucket_size = current_bucket;
+    l.param_gather_in_step = current_in_step;
   });
   return test::play_step(in);
 }
@@ -236,4 +240,44 @@ TEST_CASE("Interleaved: rank r launches each chunk's gradient reduce-scatter r b
   CHECK(rs0 < next0);
   const auto [rs1, next1] = first_reduce_vs_next_unit(1, 2, 6);
   CHECK(rs1 >= next1);
+}
+
+namespace {
+// Count and total bytes of every op named `name`, over all ranks.
+std::pair<int, double> count_and_bytes(const Played& p, const char* name) {
+  int n = 0;
+  double bytes = 0;
+  for (const auto& op : p.w.graph.ops()) {
+    if (!p.named(op, name)) continue;
+    ++n;
+    if (op.collective != workload::kNoCollective)
+      for (const auto& f : p.w.graph.collectives()[static_cast<std::size_t>(op.collective)].flows) bytes += f.bytes;
+  }
+  return {n, bytes};
+}
+}  // namespace
+
+TEST_CASE("Weights refreshed outside the step: no gather and no MXFP8 copy, the same reduce-scatters, a shorter step") {
+  // A bucket small enough that rank 0's first chunk is split into several.
+  const Played in = play_gb200(true, 1'000'000, true);
+  const Played out = play_gb200(true, 1'000'000, false);
+  // In the step: rank 0's first chunk gathered bucket by bucket, every other chunk whole, each copied after.
+  REQUIRE(count_and_bytes(in, "dp_param_allgather").first > 4);
+  REQUIRE(count_and_bytes(in, "mxfp8_param_copy").first == 4);
+  for (const char* name : {"dp_param_allgather", "edp_param_allgather", "mxfp8_param_copy"})
+    CHECK(count_and_bytes(out, name).first == 0);
+  // The gradients are reduced exactly as before (same calls, same bytes).
+  for (const char* name : {"dp_grad_reduce_scatter", "edp_grad_reduce_scatter"}) {
+    CHECK(count_and_bytes(out, name).first == count_and_bytes(in, name).first);
+    CHECK(count_and_bytes(out, name).second == doctest::Approx(count_and_bytes(in, name).second));
+  }
+  // Without the lazy gathers on micro-batch 0's way the step is shorter, by at least rank 1's first gather and
+  // copy, which nothing hides (its first forward waits for them).
+  const auto g1 = gathers(in, 1);
+  const auto c1 = in.ops_named(1, "mxfp8_param_copy");
+  REQUIRE(!g1.empty());
+  REQUIRE(!c1.empty());
+  const Picoseconds exposed =
+      (in.r.ops[g1[0].id].end - in.r.ops[g1[0].id].start) + (in.r.ops[c1[0].id].end - in.r.ops[c1[0].id].start);
+  CHECK(out.r.makespan <= in.r.makespan - exposed);
 }
