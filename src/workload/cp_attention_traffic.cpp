@@ -1,5 +1,7 @@
 #include "workload/cp_attention_traffic.hpp"
 
+#include <algorithm>
+
 namespace moesim::workload {
 
 CpAttentionTraffic cp_attention_traffic(const model::ModelSpec& m, const layout::Layout& l) {
@@ -22,6 +24,28 @@ CpAttentionTraffic cp_attention_traffic(const model::ModelSpec& m, const layout:
     t.ring_bwd = 2 * t.ring_fwd;
   }
   return t;
+}
+
+CpRingKernels cp_ring_kernels(const model::ModelSpec& m, const layout::Layout& l) {
+  CpRingKernels k;
+  if (l.cp <= 1 || l.cp_comm_type == layout::CpCommType::a2a) return k;
+  constexpr double kBf16 = 2.0, kFp32 = 4.0;
+  const auto& a = m.attention;
+  const bool mla = a.kind == model::AttentionKind::mla;
+  const double tokens = static_cast<double>(l.mbs) * l.seq / l.cp;  // this rank's queries (and keys)
+  const double heads = static_cast<double>(a.num_attention_heads) / l.tp;
+  const double d_qk = mla ? a.qk_head_dim() : a.head_dim, d_v = mla ? a.v_head_dim : a.head_dim;
+  const double kv_heads = mla ? heads : std::max(1.0, static_cast<double>(a.num_query_groups) / l.tp);
+  const double q = tokens * heads * d_qk * kBf16, o = tokens * heads * d_v * kBf16;
+  const double kv = tokens * kv_heads * (d_qk + d_v) * kBf16;
+  const double lse = tokens * heads * kFp32;
+  const int cp = l.cp;
+  k.attention_calls = cp;
+  k.fwd_bytes = 2 * kv + 2 * lse + 3 * lse * (cp - 1) + (2 + 3.0 * (cp - 1)) * o;
+  k.fwd_kernels = 1 + 1 + (cp - 1) + cp;
+  k.bwd_bytes = 2 * kv + cp * 3 * (q + kv);
+  k.bwd_kernels = 1 + 2 * cp;
+  return k;
 }
 
 }  // namespace moesim::workload

@@ -27,6 +27,25 @@ struct CpAttentionTraffic {
   double reorder_bytes() const { return 4 * (a2a_qkv + a2a_out); }  // TE's copies around them, each direction
 };
 
+// p2p: the memory-bound kernels Transformer Engine runs around the ring's attention kernels, per GPU and layer
+// (TransformerEngine v2.7 @fedd9dd, pytorch/attention/dot_product_attention/context_parallel.py,
+// AttnFuncWithCPAndKVP2P, sbhd layout as Megatron hands it over, causal, BF16 attention). Each correction is one
+// torch.compile'd kernel (jit_fuser, pytorch/jit.py:36-38). Bytes are those of the rank that corrects whole
+// outputs at every step (the last CP rank; the ring's steps keep the others waiting for it):
+//   forward   K and V concatenated into the send buffer (line 691): read + write K, V;
+//             softmax_lse: a clone at the first step and one correction per later step (1326, 1338);
+//             the output corrections after the ring (1364-1405): the first writes out from step 0's output, each
+//             later step reads its output and reads and writes out: (2 + 3 (cp - 1)) x O;
+//   backward  K and V copied into the send buffer (1658); per step the partial dQ added into dQ and dK/dV into
+//             the received dKV buffer (2322, 2521-2550): 3 x (Q + K + V) per step.
+// Q, O: the rank's queries x heads / tp x head dim, BF16; the softmax statistics FP32 per query and head.
+struct CpRingKernels {
+  double fwd_bytes = 0, bwd_bytes = 0;
+  int fwd_kernels = 0, bwd_kernels = 0;
+  int attention_calls = 0;  // attention kernels per pass: one per ring step
+};
+CpRingKernels cp_ring_kernels(const model::ModelSpec& m, const layout::Layout& l);
+
 // Zero traffic without context parallelism. Only p2p and a2a are priced: feasibility rejects the other types.
 CpAttentionTraffic cp_attention_traffic(const model::ModelSpec& m, const layout::Layout& l);
 

@@ -14,9 +14,16 @@ using layout::RecomputeModule;
 using I = std::int64_t;
 
 constexpr double kBf16 = 2.0;
+constexpr double kFp32 = 4.0;
 // A backward moves the transposed TP collectives plus a re-gather of the sharded inputs for wgrad
 // (moe-modeling.md §4.1): about 1.5x the forward's bytes, a rule of thumb.
 constexpr double kTpBackwardFactor = 1.5;
+
+// Which of a TE Linear's quantized inputs come from a kernel that writes their amax (current scaling).
+struct AmaxWritten {
+  bool input = false;        // the forward input: the output of a TE norm or activation
+  bool grad_output = false;  // the dgrad's grad output: the output of a TE activation's backward
+};
 
 // How a te.Linear is split over the TP group (its sequence-parallel collectives and quantizers follow from it).
 enum class Parallel { duplicated, column, row };
@@ -37,18 +44,42 @@ class Costing {
            (high_precision || dtype_ == kernels::DType::bf16 ? 1.0 : ctx_.host.fp8_module_factor);
   }
   // One GEMM kernel (plus the quantize of its activation input in FP8) inside a TE module: no host time of its own.
-  Block gemm(I m, I n, I k, bool high_precision = false, kernels::GemmPass pass = kernels::GemmPass::fwd) const {
+  // `amax_written`: the kernel that produced the quantized input already wrote its amax (current scaling only).
+  Block gemm(I m, I n, I k, bool high_precision = false, kernels::GemmPass pass = kernels::GemmPass::fwd,
+             bool amax_written = false) const {
     if (m <= 0 || n <= 0 || k <= 0) return {};
     kernels::Gemm g{m, n, k, high_precision ? kernels::DType::bf16 : dtype_, pass};
     Block b{ctx_.kernels.seconds(g, ctx_.device), 1, 0};
-    if (!high_precision && dtype_ != kernels::DType::bf16) b += cast(m * k);  // quantize the activation input
+    if (high_precision || dtype_ == kernels::DType::bf16) return b;
+    if (dtype_ != kernels::DType::fp8) return b += cast(m * k);  // quantize the activation input
+    // Per-tensor FP8 (TransformerEngine v2.7 @fedd9dd): where FP8 GEMMs take every layout (Blackwell:
+    // common/transformer_engine.cpp:643-651) a tensor has no transposed copy and the wgrad GEMM reads the forward
+    // input's and the grad output's row-wise data (pytorch/csrc/quantizer.cpp:340-349); on Hopper the quantize
+    // writes the transpose beside the data in the same kernel. Either way the wgrad pass quantizes nothing.
+    if (pass == kernels::GemmPass::wgrad) return b;
+    const bool transpose = ctx_.device.arch == kernels::Arch::hopper;
+    b += internal(static_cast<double>(m) * k * (kBf16 + (transpose ? 2.0 : 1.0)), "quantize");
+    return b += current_scaling(m * k, amax_written);
+  }
+  // Per-tensor current scaling (FP8 tensorwise: TE's Float8CurrentScalingQuantizer) finds each tensor's scale
+  // before casting it: an amax kernel reads the BF16 input, a second kernel turns the amax into the scale, then
+  // the cast (TransformerEngine v2.7 @fedd9dd, pytorch/csrc/quantizer.cpp:501-537, quantize_impl). Where the
+  // producing kernel writes the amax itself the read is skipped (quantize_with_amax, quantizer.cpp:546: TE's
+  // norms, csrc/extensions/normalization.cpp:147-150, and activations, activation.cpp:42 and 90). The tensor-parallel
+  // amax all-reduce of sequence-parallel inputs is communication (LayerCosts::fp8_amax_all_reduce). Block-scaled
+  // recipes compute their scales inside the cast: nothing here.
+  Block current_scaling(I elements, bool amax_written) const {
+    if (dtype_ != kernels::DType::fp8) return {};
+    Block b = internal(kFp32, "fp8_compute_scale");
+    if (!amax_written) b += internal(static_cast<double>(elements) * kBf16, "fp8_amax");
     return b;
   }
   // A TE Linear: forward GEMM (m x k) * (k x n), plus its backward: dgrad (m x n)*(n x k) and wgrad (k x m)*(m x n).
   // One module call issues the forward, one autograd call the dgrad and wgrad.
-  BlockCost linear(I m, I n, I k, Parallel par, bool high_precision = false) const {
+  BlockCost linear(I m, I n, I k, Parallel par, bool high_precision = false, AmaxWritten amax = {}) const {
     // Each pass names itself: a fit may price TE's dgrad (NN) and wgrad (NT, FP32 accumulate) calls apart.
-    BlockCost c{gemm(m, n, k, high_precision), gemm(m, k, n, high_precision, kernels::GemmPass::dgrad),
+    BlockCost c{gemm(m, n, k, high_precision, kernels::GemmPass::fwd, amax.input),
+                gemm(m, k, n, high_precision, kernels::GemmPass::dgrad, amax.grad_output),
                 gemm(k, n, m, high_precision, kernels::GemmPass::wgrad)};
     c.fwd.host_s += module_host(high_precision);
     c.dgrad.host_s += module_host(high_precision);
@@ -95,11 +126,14 @@ class Costing {
     if (b.kernels > 0) b.host_s = kernels * ctx_.host.torch_op_s;
     return b;
   }
-  // Memory-bound kernels issued inside a module (no host time of their own).
+  // Memory-bound kernels issued inside a module (no host time of their own): `kernels` kernels sharing `bytes`
+  // evenly, each paying its own fixed device time (kernels-sim kernel_fixed_us; the bundled H800 in-step trace,
+  // kernels-sim/data/h800-trace, has its tiny elementwise kernels at 1-2 us each with 1-2 us between them on one
+  // stream), not one fixed time for the lot.
   Block internal(double bytes, const char* name, int kernels = 1) const {
-    if (bytes <= 0) return {};
-    kernels::MemoryBound mb{bytes, name};
-    return {ctx_.kernels.seconds(mb, ctx_.device), kernels, 0};
+    if (bytes <= 0 || kernels <= 0) return {};
+    kernels::MemoryBound mb{bytes / kernels, name};
+    return {kernels * ctx_.kernels.seconds(mb, ctx_.device), kernels, 0};
   }
   // A dispatcher's pass over `bytes` of token copies: its kernels, issued by its eager ops.
   Block pass(double bytes, const comm::TokenPass& p) const {
@@ -187,16 +221,22 @@ class Costing {
     c.wgrad += swizzle(act, x);
     c.wgrad += swizzle(act, dy);
   }
-  // Core attention: one TE attention module call forward, one backward; `share` of the kernels' work is this GPU's.
-  BlockCost attention(const kernels::AttentionShape& s, double share) const {
+  // Core attention: one TE attention module call forward, one backward; `share` of the kernels' work is this GPU's,
+  // run as `calls` kernels (context parallelism's ring steps), each paying the fixed device time of a kernel.
+  BlockCost attention(const kernels::AttentionShape& s, double share, int calls = 1) const {
     kernels::AttentionFwd f;
     static_cast<kernels::AttentionShape&>(f) = s;
     kernels::AttentionBwd b;
     static_cast<kernels::AttentionShape&>(b) = s;
-    return {{share * ctx_.kernels.seconds(f, ctx_.device), 1, module_host(true)},
-            {share * ctx_.kernels.seconds(b, ctx_.device), 1, module_host(true)},
+    // `share` of one kernel's time carries `share` of its fixed time: the other calls add theirs.
+    calls = std::max(1, calls);
+    const double more_fixed = std::max(0.0, calls - share) * fixed_kernel_s();
+    return {{share * ctx_.kernels.seconds(f, ctx_.device) + more_fixed, calls, module_host(true)},
+            {share * ctx_.kernels.seconds(b, ctx_.device) + more_fixed, calls, module_host(true)},
             {}};
   }
+  // The fixed device time of one kernel: what an empty memory-bound kernel costs.
+  double fixed_kernel_s() const { return ctx_.kernels.seconds(kernels::MemoryBound{0.0, "empty"}, ctx_.device); }
   // The router's GEMM is a plain torch op (BF16).
   Block torch_gemm(I m, I n, I k) const {
     Block b = gemm(m, n, k, true);
@@ -282,6 +322,12 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
   // attention, which uses the precision's FP8 format (NVFP4 GEMM recipes keep FP8 attention: no FP4 SDPA).
   const auto gemm = gemm_dtype(l.precision);
   s.dtype = !l.fp8_attention ? kernels::DType::bf16 : gemm == kernels::DType::fp4 ? kernels::DType::fp8 : gemm;
+  // p2p context parallelism: the ring's attention calls and TE's corrections and accumulations around them
+  // (cp_attention_traffic.hpp).
+  const CpRingKernels ring = cp_ring_kernels(m, l);
+  BlockCost ring_work;
+  ring_work.fwd = k.internal(ring.fwd_bytes, "cp_ring_corrections", ring.fwd_kernels);
+  ring_work.dgrad = k.internal(ring.bwd_bytes, "cp_ring_accumulations", ring.bwd_kernels);
   if (a.kind == model::AttentionKind::mla) {
     const I nh = a.num_attention_heads;
     if (a.q_lora_rank > 0) {
@@ -308,13 +354,15 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
     s.kv_heads = s.heads;
     s.d_qk = a.qk_head_dim();
     s.d_v = a.v_head_dim;
-    const BlockCost core = k.attention(s, cp_share);
+    BlockCost core = k.attention(s, cp_share, ring.attention_calls);
+    add(core, ring_work);
     add(c, core);
     parts.core = core.fwd;
     add(c, k.linear(t_full, h, nh * a.v_head_dim / tp, Parallel::row));
   } else {
     const I q = a.num_attention_heads * a.head_dim, kv = a.num_query_groups * a.head_dim;
-    const BlockCost qkv = k.linear(t_full, (q + 2 * kv) / tp, h, Parallel::column);
+    // TE's LayerNormLinear: its input is the norm's output (the norm kernel writes the amax).
+    const BlockCost qkv = k.linear(t_full, (q + 2 * kv) / tp, h, Parallel::column, false, {true, false});
     add(c, qkv);
     col_dgrad = qkv.dgrad;
     const double rope = static_cast<double>(t_full) * (q + kv) / tp * kBf16 * 2;
@@ -328,7 +376,8 @@ BlockCost attention_block(const model::ModelSpec& m, const layout::Layout& l, co
     s.kv_heads = std::max<I>(1, a.num_query_groups / tp / head_split);
     s.d_qk = a.head_dim;
     s.d_v = a.head_dim;
-    const BlockCost core = k.attention(s, cp_share);
+    BlockCost core = k.attention(s, cp_share, ring.attention_calls);
+    add(core, ring_work);
     add(c, core);
     parts.core = core.fwd;
     add(c, k.linear(t_full, h, q / tp, Parallel::row));
@@ -377,6 +426,7 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
   const double tp_coll = tp > 1 ? s_act * (tp - 1) / tp : 0;  // one SP all-gather or reduce-scatter
   c.tp_call_bytes = tp > 1 ? s_act : 0;
   c.tp_sequence_parallel = sp;
+  c.fp8_amax_all_reduce = sp && tp > 1 && gemm_dtype(l.precision) == kernels::DType::fp8;
   const double tp_allreduce = 2 * tp_coll;  // without SP
 
   const double norm_bytes = static_cast<double>(t_rank) * h * kBf16 * 2;
@@ -498,13 +548,15 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     const I f = m.ffn.ffn_hidden_size;
     c.pre_dispatch.fwd += k.mem(norm_bytes, "rmsnorm");
     c.pre_dispatch.dgrad += k.mem(norm_bytes * 1.5, "rmsnorm_bwd");
-    const BlockCost fc1 = k.linear(t_full, gated * f / tp, h, Parallel::column);
+    // TE's LayerNormMLP: fc1's input is the norm's output, its grad output the activation backward's; fc2's input is
+    // the activation's output (each writes the amax).
+    const BlockCost fc1 = k.linear(t_full, gated * f / tp, h, Parallel::column, false, {true, true});
     add(c.experts, fc1);
     c.mlp_col_dgrad = fc1.dgrad;
     const auto act = activation(k, m.ffn, static_cast<double>(t_full) * f / tp, "swiglu", "swiglu_bwd");
     c.experts.fwd += act.fwd;
     c.experts.dgrad += act.bwd;
-    add(c.experts, k.linear(t_full, h, f / tp, Parallel::row));
+    add(c.experts, k.linear(t_full, h, f / tp, Parallel::row, false, {true, false}));
     add_fwd_bwd(c.experts, k.mem(residual_bytes, "residual_add"), k.mem(residual_bytes, "residual_add_bwd"));
     c.tp_fwd_bytes = sp ? 4 * tp_coll : 2 * tp_allreduce;  // attention and MLP: AG + RS each
   }

@@ -77,6 +77,12 @@ struct LayerCosts {
   // reduce-scatter, or the buffer of one all-reduce without SP); 0 when TP = 1.
   double tp_call_bytes = 0;
   bool tp_sequence_parallel = false;
+  // FP8 per-tensor current scaling with sequence parallelism: the quantizer of a column-parallel linear's input
+  // and of a row-parallel linear's grad output all-reduces its amax over the TP group before the cast, and waits
+  // for it (TransformerEngine v2.7 @fedd9dd, pytorch/csrc/quantizer.cpp:524-531; set for those two tensors in
+  // module/linear.py:1618-1636, layernorm_linear.py:1725-1745, layernorm_mlp.py:2070-2096): one blocking all-reduce
+  // of one float before the QKV and fc1 forwards and before the attention's and the MLP's backwards.
+  bool fp8_amax_all_reduce = false;
   // The column-parallel linear's data gradient (QKV; a dense MLP's fc1), part of attention.dgrad / experts.dgrad:
   // the GEMM TE's backward re-gather of the linear's input runs beside (layernorm_linear.py:688 @v2.11). Empty
   // where no such window is modelled (MLA's projections): that gather is then serial.

@@ -138,6 +138,12 @@ void LayerEmitter::cp_a2a(const LayerRun& r, const char* name, double bytes, Pha
       Stream::tp_comm, "cp", name, ctx_.comm_model.collective(spec), {layout::Dim::cp, TrafficPattern::all_to_all}};
   r.chain->last = out_.comm(r.rank, s, {r.chain->last}, r.layer, r.mb, phase);
 }
+// The amax all-reduce of FP8 current scaling under sequence parallelism (LayerCosts::fp8_amax_all_reduce): one
+// float over the TP group, serial on the chain (the cast waits for it), paying the collective's latency.
+void LayerEmitter::fp8_amax_all_reduce(const LayerRun& r, Phase phase) {
+  if (!r.cost->fp8_amax_all_reduce) return;
+  tp_stream_collective(r, *r.chain, layout::Dim::tp, "fp8_amax_all_reduce", 4.0, comm::Collective::all_reduce, phase);
+}
 void LayerEmitter::etp_gather(const LayerRun& r, const char* name, Phase phase) {
   tp_stream_collective(r, *r.chain, layout::Dim::etp, name, r.cost->etp_bytes, comm::Collective::all_gather, phase);
 }
@@ -160,6 +166,7 @@ void LayerEmitter::wgrad(const LayerRun& r, const Block& b, const char* name, Ch
 
 void LayerEmitter::fwd_pre_dispatch(const LayerRun& r) {
   const auto& c = *r.cost;
+  fp8_amax_all_reduce(r, Phase::fwd);  // the QKV input's
   // Overlapped TP: the serial first chunk before the CP exchange (they share the TP stream, and the attention
   // waits for the chunk, not for the exchange), the rest after it.
   const double tp_rest = ctx_.in.layout.tp_comm_overlap && c.tp_fwd_bytes > 0
@@ -186,6 +193,7 @@ OpId LayerEmitter::fwd_dispatch(const LayerRun& r) {
 void LayerEmitter::fwd_mlp(const LayerRun& r, OpId dispatch) {
   const auto& c = *r.cost;
   if (!r.moe) {
+    fp8_amax_all_reduce(r, Phase::fwd);  // fc1's input
     OpId tp = tp_fwd_overlapped(r);
     out_.compute(r.rank, c.experts.fwd, "mlp_fwd", *r.chain, r.layer, r.mb, Phase::fwd, kScopeMlp);
     join_tp(r, tp);
@@ -255,6 +263,7 @@ OpId LayerEmitter::bwd_combine(const LayerRun& r) {
 }
 void LayerEmitter::bwd_mlp(const LayerRun& r, BackwardHandoff& h) {
   const auto& c = *r.cost;
+  if (!r.moe) fp8_amax_all_reduce(r, Phase::bwd_dgrad);  // fc2's grad output
   // Issued here, not in bwd_combine: in the combined 1F1B order (forward_backward_pair) a forward layer's blocks
   // come between the two, and its TP chunk would queue behind this layer's collectives on the TP stream.
   if (!r.moe && tp_per_call(r))
@@ -308,6 +317,7 @@ void LayerEmitter::bwd_attention(const LayerRun& r, BackwardHandoff& h) {
   out_.compute(r.rank, c.pre_dispatch.dgrad, r.moe ? "router_permute_bwd" : "mlp_norm_bwd", *r.chain, r.layer, r.mb,
                Phase::bwd_dgrad, pre_mlp_scope(r.moe), extra);
   wgrad(r, c.pre_dispatch.wgrad, "router_wgrad", *r.chain, pre_mlp_scope(r.moe));
+  fp8_amax_all_reduce(r, Phase::bwd_dgrad);  // the output projection's grad output
   if (tp_per_call(r) && c.cp_fwd_bytes <= 0 && c.cp_a2a_qkv_bytes <= 0)
     return tp_bwd_block(r, {c.attention.dgrad, c.attention_col_dgrad, c.attention.wgrad, "attention", kScopeAttn, {}});
   const OpId tp = c.tp_bwd_bytes > 0 ? tp_collectives(r, "tp_sp_collectives_bwd",

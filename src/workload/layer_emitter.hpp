@@ -80,6 +80,7 @@ class LayerEmitter {
   void tp_stream_collective(const LayerRun& r, Chain& chain, layout::Dim dim, const char* name, double bytes,
                             comm::Collective op, Phase phase);
   void cp_a2a(const LayerRun& r, const char* name, double bytes, Phase phase);
+  void fp8_amax_all_reduce(const LayerRun& r, Phase phase);
   void etp_gather(const LayerRun& r, const char* name, Phase phase);
   void etp_scatter(const LayerRun& r, const char* name, Phase phase);
   void join_tp(const LayerRun& r, OpId pending);

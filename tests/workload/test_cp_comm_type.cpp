@@ -44,6 +44,30 @@ TEST_CASE("cp_comm_type a2a: Q, K, V and the output cross the CP group; p2p keep
   CHECK(workload::cp_attention_traffic(q, tp2).a2a_qkv == a2a.a2a_qkv / 2);  // heads split over TP first
 }
 
+TEST_CASE("p2p ring: TE's corrections and accumulations around the ring's attention calls, by hand") {
+  const auto q = qwen3();  // 32 query heads, 4 KV groups, head_dim 128
+  auto l = cp2(layout::CpCommType::p2p);
+  l.cp = 4, l.seq = 8192, l.tp = 2;
+  // 2048 local tokens, 16 heads and 2 KV groups per TP rank: Q = O = 2048 x 16 x 128 x 2 B, K+V = 2048 x 2 x 256 x
+  // 2 B, softmax statistics 2048 x 16 x 4 B.
+  const double qo = 2048.0 * 16 * 128 * 2, kv = 2048.0 * 2 * 256 * 2, lse = 2048.0 * 16 * 4;
+  const auto r = workload::cp_ring_kernels(q, l);
+  CHECK(r.attention_calls == 4);
+  // Forward: the K/V concatenation, the statistics' clone and 3 corrections, out's first write and 3 corrections.
+  CHECK(r.fwd_bytes == doctest::Approx(2 * kv + 2 * lse + 3 * 3 * lse + (2 + 3 * 3) * qo).epsilon(1e-12));
+  CHECK(r.fwd_kernels == 1 + 1 + 3 + 4);
+  // Backward: the K/V copy into the send buffer, then per step dQ and dK/dV accumulated (read both, write one).
+  CHECK(r.bwd_bytes == doctest::Approx(2 * kv + 4 * 3 * (qo + kv)).epsilon(1e-12));
+  CHECK(r.bwd_kernels == 1 + 2 * 4);
+  // More ring steps, more corrections (property); none without context parallelism.
+  auto l8 = l;
+  l8.cp = 8, l8.seq = 16384;  // the same local tokens
+  CHECK(workload::cp_ring_kernels(q, l8).fwd_bytes > r.fwd_bytes);
+  CHECK(workload::cp_ring_kernels(q, l8).bwd_bytes > r.bwd_bytes);
+  l.cp = 1;
+  CHECK(workload::cp_ring_kernels(q, l).attention_calls == 0);
+}
+
 TEST_CASE("cp_comm_type a2a: one kernel over the whole sequence with heads / cp, the same FLOPs as the ring") {
   const auto q = qwen3();
   const auto catalog = topology::SystemCatalog::load(MOESIM_SOURCE_DIR);
@@ -62,9 +86,18 @@ TEST_CASE("cp_comm_type a2a: one kernel over the whole sequence with heads / cp,
   kernels::AttentionFwd ring = whole;
   ring.heads = 32, ring.kv_heads = 4, ring.keys_per_call = 2048;
   const auto traffic = workload::cp_attention_traffic(q, l);
-  const double copies = roofline->seconds(kernels::MemoryBound{traffic.reorder_bytes(), "cp_a2a_reorder"}, dev);
+  // TE's copies: 8 kernels sharing the bytes, each with its fixed time. The ring: two calls (1.5 more fixed times
+  // than half a kernel) and its corrections.
+  const double copies = 8 * roofline->seconds(kernels::MemoryBound{traffic.reorder_bytes() / 8, "x"}, dev);
+  const auto rk = workload::cp_ring_kernels(q, cp2(layout::CpCommType::p2p));
+  CHECK(rk.attention_calls == 2);
+  const double ring_extra =
+      1.5 * roofline->seconds(kernels::MemoryBound{0, "x"}, dev) +
+      rk.fwd_kernels * roofline->seconds(kernels::MemoryBound{rk.fwd_bytes / rk.fwd_kernels, "x"}, dev);
   CHECK(c.attention.fwd.seconds - p2p.attention.fwd.seconds ==
-        doctest::Approx(roofline->seconds(whole, dev) - roofline->seconds(ring, dev) / 2 + copies).epsilon(1e-9));
+        doctest::Approx(roofline->seconds(whole, dev) - roofline->seconds(ring, dev) / 2 + copies - ring_extra)
+            .epsilon(1e-9));
+  CHECK(workload::cp_ring_kernels(q, l).fwd_bytes == 0);  // a2a has no ring
 }
 
 TEST_CASE("cp_comm_type a2a in a step: all-to-alls before and after the attention, forward and backward") {

@@ -12,6 +12,7 @@
 #include "kernels/roofline_model.hpp"
 #include "model/model_loader.hpp"
 #include "topology/system_catalog.hpp"
+#include "workload/cp_attention_traffic.hpp"
 #include "workload/layer_costs.hpp"
 #include "workload/step_builder.hpp"
 
@@ -417,7 +418,15 @@ TEST_CASE("context parallelism: each rank does 1/cp of the whole causal attentio
   l.seq = 32768;
   l.cp = 4;
   const auto cp4 = f.costs(q, true, l, dev);
-  CHECK(cp4.attention.fwd.seconds == doctest::Approx(others + attention_kernel(32768, 8192) / 4).epsilon(1e-12));
+  // Plus the ring's own work: four attention calls (three more fixed times than a quarter of one kernel's) and
+  // TE's corrections around them (workload/cp_attention_traffic.hpp, checked on their own below).
+  const double fixed = f.model->seconds(kernels::MemoryBound{0, "x"}, dev);
+  const auto ring = workload::cp_ring_kernels(q, l);
+  const double corrections =
+      ring.fwd_kernels * f.model->seconds(kernels::MemoryBound{ring.fwd_bytes / ring.fwd_kernels, "x"}, dev);
+  CHECK(cp4.attention.fwd.seconds ==
+        doctest::Approx(others + attention_kernel(32768, 8192) / 4 + (4 - 0.25) * fixed + corrections).epsilon(1e-12));
+  CHECK(cp4.attention.fwd.kernels - cp1.attention.fwd.kernels == 3 + ring.fwd_kernels);
   // Per-call efficiency: the 32k kernel split into 8k-key calls runs at 8k's rate, slower than in one call.
   const double per_flop_8k = attention_kernel(8192) / kernels::flops(gqa_attention(q, 8192));
   CHECK(attention_kernel(32768, 8192) / kernels::flops(gqa_attention(q, 32768)) ==
@@ -465,7 +474,8 @@ TEST_CASE("GPT-OSS's clamped SwiGLU and YaRN RoPE run as separate elementwise op
   // The activation moves 16 / 3 times the plain SwiGLU's bytes forward (memory-bound on both sides).
   const double t = l.mbs * l.seq * g.moe.top_k;  // token copies on this rank (balanced routing)
   const double pass = t * g.moe.expert_ffn_hidden_size * 2.0;
-  const double extra = f.model->seconds(kernels::MemoryBound{16 * pass, "x"}, dev) -
+  // Every one of the 7 kernels pays its own fixed time (layer_costs.cpp Costing::internal).
+  const double extra = 7 * f.model->seconds(kernels::MemoryBound{16 * pass / 7, "x"}, dev) -
                        f.model->seconds(kernels::MemoryBound{3 * pass, "x"}, dev);
   CHECK(a.experts.fwd.seconds - b.experts.fwd.seconds == doctest::Approx(extra).epsilon(1e-9));
   // The weight GEMMs are untouched.
@@ -590,14 +600,15 @@ TEST_CASE("expert tensor parallelism: the experts' FLOPs per GPU stay those of E
 
   // Exactly, in BF16 (no casts): per expert etp x 2048 copies through fc1 (2 x 768 / etp wide) and fc2 (768 / etp
   // deep), the SwiGLU over all of them (the same bytes whatever etp), and the expert-side sort and unsort over the
-  // gathered copies (etp x this GPU's).
+  // gathered copies (etp x this GPU's), two kernels each (the alltoall dispatcher's passes), each kernel with its
+  // own fixed time.
   auto expected_fwd = [&](std::int64_t e) {
     const std::vector<std::int64_t> tokens(16, 2048 * e);
     const double copies = 4096.0 * 8 * e;
     auto mb = [&](double bytes) { return f.model->seconds(kernels::MemoryBound{bytes, "x"}, dev); };
     return f.model->seconds(kernels::GroupedGemm{tokens, 2 * 768 / e, 2048, kernels::DType::bf16, true}, dev) +
            f.model->seconds(kernels::GroupedGemm{tokens, 2048, 768 / e, kernels::DType::bf16, true}, dev) +
-           mb(4096.0 * 8 * 768 * 2 * 3) + 2 * mb(copies * 2048 * 2 * 2);
+           mb(4096.0 * 8 * 768 * 2 * 3) + 2 * 2 * mb(copies * 2048 * 2 * 2 / 2);
   };
   CHECK(one.experts.fwd.seconds == doctest::Approx(expected_fwd(1)).epsilon(1e-9));
   CHECK(two.experts.fwd.seconds == doctest::Approx(expected_fwd(2)).epsilon(1e-9));
@@ -652,4 +663,64 @@ TEST_CASE("TE's fused grouped MLP: no activation kernels and no cast between fc1
   CHECK(oss_grouped.experts.wgrad.kernels - oss_fused.experts.wgrad.kernels == 1);
   CHECK(oss_grouped.experts.fwd.kernels - oss_fused.experts.fwd.kernels ==
         7 + 1 + 2);  // clamped GLU ops, cast, bias adds
+}
+
+TEST_CASE("FP8 current scaling: amax and scale kernels around each quantize, no wgrad quantize, amax all-reduce") {
+  Fixture f;
+  const auto m = load("llama3.1-8b");
+  const auto dev = rates("gb200-nvl72");
+  layout::Layout l;
+  l.gpus = 8, l.tp = 2, l.mbs = 1, l.gbs = 4, l.seq = 8192;
+  l.precision = layout::Precision::bf16;
+  const auto bf16 = f.costs(m, false, l, dev);
+  l.precision = layout::Precision::fp8_tensorwise;
+  const auto fp8 = f.costs(m, false, l, dev);
+  // TE's quantizes (transformer_engine v2.7 csrc/quantizer.cpp:501-537): a cast and a scale kernel each, and an
+  // amax kernel where the producer did not write the amax. Forward: QKV's input (the norm wrote it) 2, the output
+  // projection's (the attention's output) 3; fc1's (norm) and fc2's (activation) 2 each.
+  CHECK(fp8.attention.fwd.kernels - bf16.attention.fwd.kernels == 5);
+  CHECK(fp8.experts.fwd.kernels - bf16.experts.fwd.kernels == 4);
+  // Backward: the grad outputs of the output projection and QKV 3 each; fc2's 3, fc1's (activation backward) 2.
+  CHECK(fp8.attention.dgrad.kernels - bf16.attention.dgrad.kernels == 6);
+  CHECK(fp8.experts.dgrad.kernels - bf16.experts.dgrad.kernels == 5);
+  // Blackwell FP8 GEMMs take every layout: the weight gradients read the row-wise data, no quantize of their own.
+  const std::int64_t t = 8192, h = 4096, f2 = 2 * 14336 / 2, f1 = 14336 / 2;
+  auto gemm = [&](std::int64_t mm, std::int64_t n, std::int64_t k) {
+    return f.model->seconds(kernels::Gemm{mm, n, k, kernels::DType::fp8, kernels::GemmPass::wgrad}, dev);
+  };
+  CHECK(fp8.experts.wgrad.seconds == doctest::Approx(gemm(h, f2, t) + gemm(f1, h, t)).epsilon(1e-12));
+  CHECK(fp8.experts.wgrad.kernels == 2);
+  // fc1's forward quantize by hand: the cast reads BF16 and writes FP8 (3 B per element) and a scale kernel of
+  // one float; no amax pass (the norm wrote it).
+  auto mb = [&](double bytes) { return f.model->seconds(kernels::MemoryBound{bytes, "x"}, dev); };
+  const double fc1_fwd = f.model->seconds(kernels::Gemm{t, f2, h, kernels::DType::fp8}, dev) + mb(t * h * 3.0) + mb(4);
+  const double fc2_fwd = f.model->seconds(kernels::Gemm{t, h, f1, kernels::DType::fp8}, dev) + mb(t * f1 * 3.0) + mb(4);
+  const double swiglu = mb(t * f1 * 2.0 * 3), residual = mb(3.0 * t / 2 * h * 2);
+  CHECK(fp8.experts.fwd.seconds == doctest::Approx(fc1_fwd + fc2_fwd + swiglu + residual).epsilon(1e-12));
+  // The amax all-reduce: per-tensor scaling with sequence parallelism only.
+  CHECK(fp8.fp8_amax_all_reduce);
+  CHECK_FALSE(bf16.fp8_amax_all_reduce);
+  l.sequence_parallel = false;
+  CHECK_FALSE(f.costs(m, false, l, dev).fp8_amax_all_reduce);
+  l.sequence_parallel = true;
+  l.precision = layout::Precision::mxfp8;
+  CHECK_FALSE(f.costs(m, false, l, dev).fp8_amax_all_reduce);
+}
+
+TEST_CASE("a block of several memory-bound kernels pays every kernel's fixed time") {
+  Fixture f;
+  const auto g = load("gpt-oss-120b");
+  auto plain = g;
+  plain.attention.yarn_rope = false;
+  const auto dev = rates("gb200-nvl72");
+  const auto l = base_layout(8);
+  const auto a = f.costs(g, true, l, dev), b = f.costs(plain, true, l, dev);
+  // YaRN RoPE: 10 kernels over 5x the fused kernel's bytes, each way.
+  const double rope =
+      l.mbs * l.seq * (g.attention.num_attention_heads + g.attention.num_query_groups) * g.attention.head_dim * 2.0 * 2;
+  auto mb = [&](double bytes) { return f.model->seconds(kernels::MemoryBound{bytes, "x"}, dev); };
+  CHECK(a.attention.fwd.seconds - b.attention.fwd.seconds ==
+        doctest::Approx(10 * mb(5 * rope / 10) - mb(rope)).epsilon(1e-9));
+  // Splitting the same bytes over more kernels never makes the block faster (monotone in the kernel count).
+  CHECK(10 * mb(5 * rope / 10) > mb(5 * rope));
 }
