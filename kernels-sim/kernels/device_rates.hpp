@@ -2,6 +2,8 @@
 // DeviceRates: what a kernel cost model needs to know of one GPU. The caller fills it from the hardware
 // catalog (topologies/parts/gpu/*.json); kernels-sim does not read the catalog itself, so it does not depend on
 // topology/. All rates are dense (no 2:4 sparsity) peaks in SI units.
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,13 @@ DType parse_dtype(const std::string& name);
 // 32 is the same 1/32); fp4 0.5 + 1/16 (NVFP4: one FP8 scale per 16 elements).
 double bytes_per_element(DType d);
 
+// A kind of memory-bound kernel timed on this GPU (the GPU file's "memory_rate/NAME" and "memory_fixed/NAME"
+// calibration figures): bytes moved per second once running, and the fixed time per call the measurement left.
+struct MeasuredMemoryRate {
+  double bytes_per_s = 0;
+  double fixed_s = 0;
+};
+
 struct DeviceRates {
   std::string name;  // catalog name, for messages ("GB200")
   Arch arch = Arch::hopper;
@@ -41,6 +50,9 @@ struct DeviceRates {
   double bf16_flops = 0;  // dense peak FLOP/s
   double fp8_flops = 0;   // dense peak FLOP/s; also the fp8_block (MXFP8 / blockwise) peak
   double fp4_flops = 0;   // dense peak FLOP/s; 0 where the GPU has no FP4 datapath
+  // Measured memory-bound kernel kinds by MemoryBound::name: the roofline prices these at their measured rate
+  // instead of the architecture's elementwise fraction.
+  std::map<std::string, MeasuredMemoryRate, std::less<>> memory_rates = {};
 
   // Peak FLOP/s for `d`; throws InfeasibleError if the device has no such datapath (FP4 on Hopper).
   double peak_flops(DType d) const;

@@ -100,6 +100,17 @@ KernelTimeBreakdown RooflineKernelCostModel::explain(const Kernel& kernel, const
   const double fraction =
       std::holds_alternative<MemoryBound>(kernel) ? params_.elementwise_fraction(device.arch) : params_.hbm_fraction;
   b.memory_s = hbm_bytes(kernel) / (device.hbm_Bps * fraction);
+  // A memory-bound kind timed on this GPU costs what was measured: its rate, and its fixed time per call in place
+  // of the assumed kernel_fixed_s.
+  if (const auto* m = std::get_if<MemoryBound>(&kernel)) {
+    if (const auto it = device.memory_rates.find(m->name); it != device.memory_rates.end()) {
+      if (!(m->bytes >= 0)) throw InternalError("memory-bound kernel \"" + m->name + "\" with negative bytes");
+      b.fixed_s = it->second.fixed_s;
+      b.memory_s = m->bytes / it->second.bytes_per_s;
+      b.seconds = b.fixed_s + b.memory_s;
+      return b;
+    }
+  }
   const double work = flops(kernel);
 
   struct Compute {

@@ -200,6 +200,11 @@ struct Layout {
   // capacity, which makes the shapes static and removes the dropless token-count sync. Unset = dropless.
   std::optional<double> expert_capacity_factor;
   bool pad_expert_input_to_capacity = false;
+  // Fused cross-entropy (Megatron --cross-entropy-loss-fusion): one fused kernel over the BF16 logits each way
+  // instead of the FP32 softmax pipeline. Priced as Transformer Engine's kernel (--cross-entropy-fusion-impl te,
+  // transformer_engine/pytorch/cross_entropy.py), the one SimuMax timed; Megatron's native fused implementation
+  // is not priced apart. Default off, as in Megatron-LM.
+  bool cross_entropy_fusion = false;
   // Transformer Engine release (host time per TE module call depends on it; te_version.hpp).
   TeVersion te_version = kLatestTeVersion;
   // Each rank's process bound to its GPU's NUMA node (Megatron-Bridge's performance scripts numactl-bind every

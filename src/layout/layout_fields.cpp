@@ -88,6 +88,8 @@ const std::vector<LayoutField>& layout_fields() {
        "Token dropping: per-expert capacity as a multiple of the balanced load (default: dropless)"},
       {"pad_expert_input_to_capacity", "moe_pad_expert_input_to_capacity", K::boolean, K::boolean,
        "Pad every expert to its capacity (static shapes, no token-count sync); needs expert_capacity_factor"},
+      {"cross_entropy_fusion", "cross_entropy_loss_fusion", K::boolean, K::boolean,
+       "Fused cross-entropy (Megatron --cross-entropy-loss-fusion, priced as TE's kernel; default off)"},
       {"cpu_binding", "", K::boolean, K::boolean,
        "Rank processes bound to their GPU's NUMA node (default on); off = unbound, more host time per eager op"},
       {"te_version", "", K::te_version, K::te_version,
@@ -164,6 +166,7 @@ bool& boolean_member(Layout& l, std::string_view key) {
   if (key == "fp8_param_gather") return l.fp8_param_gather;
   if (key == "fp8_attention") return l.fp8_attention;
   if (key == "pad_expert_input_to_capacity") return l.pad_expert_input_to_capacity;
+  if (key == "cross_entropy_fusion") return l.cross_entropy_fusion;
   if (key == "cpu_binding") return l.cpu_binding;
   if (key == "overlap_grad_reduce") return l.overlap_grad_reduce;
   if (key == "average_in_collective") return l.average_in_collective;

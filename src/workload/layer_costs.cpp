@@ -639,9 +639,22 @@ BlockCost output_cost(const model::ModelSpec& m, const layout::Layout& l, const 
   const I vocab = model::padded_vocab_size(m.vocab_size, 128, l.tp);
   BlockCost c =
       k.linear(t_full, vocab / l.tp, m.hidden_size, Parallel::column, /*high_precision=*/true);  // the head stays BF16
-  const double logits = static_cast<double>(t_full) * vocab / l.tp * 4.0;
-  c.fwd += k.mem(logits * 2, "cross_entropy", 3);
-  c.dgrad += k.mem(logits * 2, "cross_entropy_bwd", 2);
+  const double logits = static_cast<double>(t_full) * vocab / l.tp;  // elements on this rank
+  if (l.cross_entropy_fusion) {
+    // Transformer Engine's fused kernel (transformer_engine/pytorch/cross_entropy.py): the forward reads the BF16
+    // logits and writes their gradient in their place plus one FP32 loss per token; the backward reads and
+    // rescales that gradient. Counted as SimuMax counts it, twice the BF16 logits each way plus the losses
+    // (MooreThreads/SimuMax simu_tools/efficency_test/test_ce_permute_efficiency.py:116-129 @4dcaae5), the bytes
+    // against which its measured B200 rate (topologies/parts/gpu/b200.json) was taken.
+    const double bytes = logits * 2 * kBf16 + static_cast<double>(t_full) * 4.0;
+    c.fwd += k.mem(bytes, "cross_entropy_fused");
+    c.dgrad += k.mem(bytes, "cross_entropy_fused");  // one measured kind, forward and backward timed together
+  } else {
+    // Megatron's vocab-parallel cross-entropy on FP32 logits: max, subtract, exp, sum, divide forward, one
+    // subtraction backward.
+    c.fwd += k.mem(logits * 4.0 * 2, "cross_entropy", 3);
+    c.dgrad += k.mem(logits * 4.0 * 2, "cross_entropy_bwd", 2);
+  }
   c.fwd += k.mem(static_cast<double>(t_full) * m.hidden_size * kBf16 * 2, "final_norm");
   return c;
 }

@@ -1,6 +1,7 @@
 #include "workload/step_builder.hpp"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "workload/dp_strategy.hpp"
@@ -29,6 +30,14 @@ kernels::DeviceRates device_rates(const topology::GpuSpec& gpu) {
   d.bf16_flops = math * gpu.peak_flops(topology::MathDtype::bf16).value_or(0);
   d.fp8_flops = math * gpu.peak_flops(topology::MathDtype::fp8).value_or(0);
   d.fp4_flops = math * gpu.peak_flops(topology::MathDtype::fp4).value_or(0);
+  // Memory-bound kernel kinds timed on this GPU: "memory_rate/NAME" (GBps) with its "memory_fixed/NAME" (us).
+  constexpr std::string_view rate_prefix = "memory_rate/";
+  for (const auto& [name, figure] : gpu.calibration.all()) {
+    if (name.rfind(rate_prefix, 0) != 0) continue;
+    const std::string kind = name.substr(rate_prefix.size());
+    const auto* fixed = gpu.calibration.find("memory_fixed/" + kind);
+    d.memory_rates[kind] = {figure.value_si, fixed ? fixed->value_si : 0.0};
+  }
   return d;
 }
 

@@ -65,6 +65,24 @@ TEST_CASE("memory-bound kernels: fixed time plus bytes at the architecture's in-
   CHECK(m.explain(k, h100()).efficiency == 0);
 }
 
+TEST_CASE("a memory-bound kind measured on the GPU costs its measured rate and fixed time; others keep the fraction") {
+  const RooflineKernelCostModel m;
+  const auto p = builtin_kernel_efficiency();
+  auto d = gb200();
+  d.memory_rates["cross_entropy_fused"] = {2.4e12, 30e-6};
+  // Worked by hand: 30 us + 1.2e9 B / 2.4e12 B/s = 530 us, in place of the assumed fixed time and the fraction.
+  CHECK(m.seconds(MemoryBound{1.2e9, "cross_entropy_fused"}, d) == doctest::Approx(530e-6));
+  // Another kind on the same GPU, and the same kind on a GPU without the measurement, are priced as before.
+  CHECK(m.seconds(MemoryBound{1.2e9, "permute"}, d) == m.seconds(MemoryBound{1.2e9, "permute"}, gb200()));
+  CHECK(m.seconds(MemoryBound{1.2e9, "cross_entropy_fused"}, gb200()) ==
+        doctest::Approx(p.kernel_fixed_s + 1.2e9 / (8.0e12 * 0.38)));
+  // Monotone in bytes; zero bytes cost the fixed time; negative bytes are an internal error.
+  CHECK(m.seconds(MemoryBound{2.4e9, "cross_entropy_fused"}, d) >
+        m.seconds(MemoryBound{1.2e9, "cross_entropy_fused"}, d));
+  CHECK(m.seconds(MemoryBound{0, "cross_entropy_fused"}, d) == doctest::Approx(30e-6));
+  CHECK_THROWS_AS(m.seconds(MemoryBound{-1, "cross_entropy_fused"}, d), InternalError);
+}
+
 TEST_CASE("monotonicity: more work never faster, more FLOP/s or bandwidth never slower") {
   const RooflineKernelCostModel m;
   AttentionFwd a;

@@ -25,6 +25,7 @@ TEST_CASE("the SimuMax B200 table: every row becomes a case, the a2a CP rows wit
     CHECK(std::stod(row.at("real_alloc_gib")) > 0);
     const auto rc = validate::case_from_row(row, resolve);
     REQUIRE_MESSAGE(rc.c.has_value(), rc.skipped);
+    CHECK(rc.c->layout.cross_entropy_fusion);  // every case ran TE's fused cross-entropy (`_cef`)
     ++cases;
     if (row.at("cp_comm_type") == "a2a") {
       CHECK(rc.c->layout.cp_comm_type == layout::CpCommType::a2a);

@@ -375,6 +375,37 @@ TEST_CASE("device rates: a GPU's sustained-clock figure derates its math peaks, 
         doctest::Approx(7627.6).epsilon(0.005));
 }
 
+TEST_CASE("fused cross-entropy: one kernel each way over twice the BF16 logits, at B200's measured rate") {
+  // b200.json carries SimuMax's measured rate of TE's fused kernel (0.2795 of 8,000 GiB/s) and 30 us per call;
+  // GB200 has no such figure.
+  const auto b200 = rates("dgx-b200");
+  REQUIRE(b200.memory_rates.count("cross_entropy_fused") == 1);
+  CHECK(b200.memory_rates.at("cross_entropy_fused").bytes_per_s == doctest::Approx(2401e9));
+  CHECK(b200.memory_rates.at("cross_entropy_fused").fixed_s == doctest::Approx(30e-6));
+  CHECK(rates("gb200-nvl72").memory_rates.empty());
+
+  const auto m = load("llama3-70b-simumax-l12");
+  layout::Layout l;
+  l.gpus = 8, l.mbs = 1, l.gbs = 8, l.seq = 4096;
+  const auto roofline = kernels::make_kernel_cost_model("roofline");
+  const workload::CostContext ctx{*roofline, b200};
+  const BlockCost unfused = workload::output_cost(m, l, ctx);
+  l.cross_entropy_fusion = true;
+  const BlockCost fused = workload::output_cost(m, l, ctx);
+  // Worked by hand for 4,096 tokens x 128,256 logits at TP 1: 2 x 2 B x 525,336,576 + 4 B x 4,096 =
+  // 2,101,362,688 B, / 2,401 GB/s = 875.2 us, + 30 us = 905.2 us each way; unfused, 8 B per logit each way at
+  // the Blackwell elementwise fraction.
+  const double logits = 4096.0 * 128256;
+  const double fused_ce = 30e-6 + (logits * 4 + 4096 * 4) / 2401e9;
+  CHECK(fused_ce == doctest::Approx(905.2e-6).epsilon(1e-4));
+  const double unfused_ce = roofline->seconds(kernels::MemoryBound{logits * 8, "cross_entropy"}, b200);
+  CHECK(fused.fwd.seconds - unfused.fwd.seconds == doctest::Approx(fused_ce - unfused_ce));
+  CHECK(fused.dgrad.seconds - unfused.dgrad.seconds == doctest::Approx(fused_ce - unfused_ce));
+  CHECK(fused.fwd.kernels == unfused.fwd.kernels - 2);  // 3 unfused forward kernels -> 1
+  CHECK(fused.dgrad.kernels == unfused.dgrad.kernels - 1);
+  CHECK(fused.wgrad.seconds == unfused.wgrad.seconds);
+}
+
 // DeepSeek's released H800 trace (moe-modeling.md §9): EP64 over 8 nodes, TP1, 4096 tokens per GPU, FP8,
 // DeepEP V1 normal kernels. Its forward FP8 dispatch took 3.1-3.6 ms and its combine 5.8-6.5 ms per layer. The
 // DeepEP factors come from DeepEP's own benchmark rows (CM001, CM004), not from this trace.
