@@ -122,6 +122,29 @@ TEST_CASE("rules apply where their condition holds, and never over a stated colu
   }
 }
 
+TEST_CASE("the Megatron-MoE-ModelZoo rows run the TE of the repository's image at their commit") {
+  // Hand-read from the repository's Dockerfiles (data/rules/container_te.json): release_v2.2 at the H100 Qwen3 table
+  // of 8017e11, 07afda98 (2.6.0.dev0) at the long-context table and the later H100 scripts. Both predate TE 2.10, so
+  // a TE module call costs the older te_module_host figure (layout/te_version.hpp).
+  const auto rules = validate::load_dataset_rules(kRoot);
+  using layout::TeVersion;
+  for (const auto& [source, te] :
+       {std::pair{"yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md (commit e865051; table unchanged "
+                  "since 8017e11), H100 table",
+                  TeVersion{2, 2}},
+        {"yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md (commit e865051) (long context)", TeVersion{2, 6}},
+        {"yanring/Megatron-MoE-ModelZoo @e8650517d60d best_practice/mixtral/run_mixtral_8x22B.sh", TeVersion{2, 6}}}) {
+    CAPTURE(source);
+    const auto read = rules.te_version_from_source(source);
+    REQUIRE(read.has_value());
+    CHECK(*read == te);
+    CHECK(*read < layout::kTeHostOverheadReduced);
+  }
+  // The GB200 table of the same readme (no "long context") names no H100 image: the default stays.
+  CHECK_FALSE(rules.te_version_from_source("yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md (commit e865051)")
+                  .has_value());
+}
+
 TEST_CASE("a broken rule file names the file, the JSON pointer and what was expected") {
   const std::string settings = load_error("row_settings.json", R"({"rules": [
     {"name": "x", "source": "s", "when": {"framework_contain": ["a"]}, "set": {"fp8_atention": "1"}},
