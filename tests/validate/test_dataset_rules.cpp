@@ -43,7 +43,7 @@ std::string load_error(const std::string& file, const std::string& text) {
 TEST_CASE("the repository's rules load, every rule with its source") {
   const auto rules = validate::load_dataset_rules(kRoot);
   CHECK(rules.containers.size() == 6);
-  CHECK(rules.row_settings.size() == 16);
+  CHECK(rules.row_settings.size() == 17);
   CHECK(rules.flops_conventions.size() == 3);
   for (const auto& c : rules.containers) CHECK_FALSE(c.source.empty());
   for (const auto& g : rules.guides) CHECK_FALSE(g.source.empty());
@@ -132,7 +132,8 @@ TEST_CASE("the Megatron-MoE-ModelZoo rows run the TE of the repository's image a
        {std::pair{"yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md (commit e865051; table unchanged "
                   "since 8017e11), H100 table",
                   TeVersion{2, 2}},
-        {"yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md (commit e865051) (long context)", TeVersion{2, 6}},
+        {"yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md (commit e865051) (long context)",
+         TeVersion{2, 6}},
         {"yanring/Megatron-MoE-ModelZoo @e8650517d60d best_practice/mixtral/run_mixtral_8x22B.sh", TeVersion{2, 6}}}) {
     CAPTURE(source);
     const auto read = rules.te_version_from_source(source);
@@ -141,8 +142,9 @@ TEST_CASE("the Megatron-MoE-ModelZoo rows run the TE of the repository's image a
     CHECK(*read < layout::kTeHostOverheadReduced);
   }
   // The GB200 table of the same readme (no "long context") names no H100 image: the default stays.
-  CHECK_FALSE(rules.te_version_from_source("yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md (commit e865051)")
-                  .has_value());
+  CHECK_FALSE(
+      rules.te_version_from_source("yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md (commit e865051)")
+          .has_value());
 }
 
 TEST_CASE("a broken rule file names the file, the JSON pointer and what was expected") {
