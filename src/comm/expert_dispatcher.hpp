@@ -48,6 +48,17 @@ struct DispatcherLayerWork {
   std::vector<TokenPass> expert_fwd, expert_bwd;
   // Over the routed copies after the combine (the post-combine block).
   std::vector<TokenPass> post_combine_fwd, post_combine_bwd;
+  // Eager ops over the received tokens' routing metadata (top-k indices and probs, not the hidden states) after
+  // the exchange, before the experts' block, each a small kernel issued from inside one framework function; and
+  // whether one of them needs a device-side count on the host (a D2H sync: the host waits for the exchange).
+  int post_dispatch_metadata_ops = 0;
+  bool post_dispatch_sync = false;
+};
+
+// What the framework around a dispatcher enables, where it changes the layer work.
+struct FrameworkFusions {
+  // Megatron --enable-experimental with --moe-permute-fusion: DeepEP's fused indices-to-multihot kernel.
+  bool experimental = true;
 };
 
 class ExpertDispatcher {
@@ -68,8 +79,8 @@ class ExpertDispatcher {
   // Element size of the forward dispatch when the experts' GEMMs run in `low_precision_gemms` (FP8 / FP4) or not;
   // the combine and both backward exchanges are BF16.
   virtual double dispatch_bytes_per_element(bool low_precision_gemms) const = 0;
-  // The token passes it adds to a MoE layer with `local_experts` experts per rank.
-  virtual DispatcherLayerWork layer_work(int local_experts) const = 0;
+  // The token passes it adds to a MoE layer with `local_experts` experts per rank, under the framework's fusions.
+  virtual DispatcherLayerWork layer_work(int local_experts, const FrameworkFusions& fusions) const = 0;
 
   // The benchmark row its own efficiency on one link class is derived from; nullopt for a dispatcher that runs
   // NCCL collectives (NCCL's curves apply).

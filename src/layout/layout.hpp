@@ -211,6 +211,13 @@ struct Layout {
   // run; the Megatron-LM GB200 guide binds from its ladder step 7, "bindpcie"). Off, its eager issue time is
   // scaled by the fitted StepParams::unbound_host_factor.
   bool cpu_binding = true;
+  // Megatron --enable-experimental (Megatron-Core's experimental features; the flag exists from 6782fe457f,
+  // 2025-06-12, before it megatron/core/config.py fixed ENABLE_EXPERIMENTAL = False). moesim prices one of them:
+  // with --moe-permute-fusion, DeepEP's received top-k indices become the local experts' multihot map in one Triton
+  // kernel (token_dispatcher.py get_permuted_hidden_states_by_experts, fused_indices_to_multihot); off, eager ops
+  // whose boolean-mask indexing makes the host wait for the dispatch (comm/dispatchers/deepep.cpp). Default on, as
+  // moesim priced every DeepEP layout before the field existed and as the later recipes set it.
+  bool enable_experimental = true;
 
   // Derived sizes. They truncate when sizes do not divide; check_feasibility() reports that case.
   int dp() const { return gpus / nonzero(tp * pp * cp); }    // attention data parallel

@@ -92,6 +92,9 @@ const std::vector<LayoutField>& layout_fields() {
        "Fused cross-entropy (Megatron --cross-entropy-loss-fusion, priced as TE's kernel; default off)"},
       {"cpu_binding", "", K::boolean, K::boolean,
        "Rank processes bound to their GPU's NUMA node (default on); off = unbound, more host time per eager op"},
+      {"enable_experimental", "", K::boolean, K::boolean,
+       "Megatron --enable-experimental (default on): DeepEP's post-dispatch multihot conversion in one fused kernel; "
+       "off = eager ops that wait on the host for the dispatch"},
       {"te_version", "", K::te_version, K::te_version,
        "Transformer Engine release, MAJOR.MINOR (default 2.16); before 2.10 a TE module call costs more host time"},
   };
@@ -168,6 +171,7 @@ bool& boolean_member(Layout& l, std::string_view key) {
   if (key == "pad_expert_input_to_capacity") return l.pad_expert_input_to_capacity;
   if (key == "cross_entropy_fusion") return l.cross_entropy_fusion;
   if (key == "cpu_binding") return l.cpu_binding;
+  if (key == "enable_experimental") return l.enable_experimental;
   if (key == "overlap_grad_reduce") return l.overlap_grad_reduce;
   if (key == "average_in_collective") return l.average_in_collective;
   if (key == "param_gather_in_step") return l.param_gather_in_step;

@@ -213,6 +213,7 @@ Layout read_layout_fields(ObjectReader& r) {
   l.pad_expert_input_to_capacity = fr.boolean("pad_expert_input_to_capacity").value_or(false);
   l.cross_entropy_fusion = fr.boolean("cross_entropy_fusion").value_or(false);
   l.cpu_binding = fr.boolean("cpu_binding").value_or(true);
+  l.enable_experimental = fr.boolean("enable_experimental").value_or(true);
   if (auto d = fr.parsed<Dtype>(fr.spelling("optimizer_moment_dtype"), parse_dtype)) l.optimizer_moment_dtype = *d;
   if (auto d = fr.parsed<Dtype>(fr.spelling("main_params_dtype"), parse_dtype)) l.main_params_dtype = *d;
   {

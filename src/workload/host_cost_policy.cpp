@@ -27,6 +27,7 @@ HostCostPolicy::HostCostPolicy(const topology::SystemSpec& system, const layout:
                     (system.host.cpu_family == topology::CpuFamily::x86 ? p.x86_host_factor : 1.0) *
                     (layout.cpu_binding ? 1.0 : p.unbound_host_factor);
   eager_.torch_op_s = fw * 1e-6 * figure_us(p.torch_op_host_us, "torch_op_host", x86.torch_op_s * 1e6);
+  eager_.inner_op_s = 1e-6 * figure_us(p.torch_op_host_us, "torch_op_host", x86.inner_op_s * 1e6);
   // From TE 2.10 on, a TE module call costs about what a torch op does (te_version.hpp); the system's
   // te_module_host figure is the older TE's (issue #2053). An explicit --param te_module_host_us wins.
   const bool te_reduced = layout.te_version >= layout::kTeHostOverheadReduced && p.te_module_host_us < 0;

@@ -126,6 +126,13 @@ class Costing {
     if (b.kernels > 0) b.host_s = kernels * ctx_.host.torch_op_s;
     return b;
   }
+  // Small eager ops issued from inside a framework function already counted, `kernels` of them
+  // (HostCosts::inner_op_s).
+  Block inner_ops(double bytes, const char* name, int kernels) const {
+    Block b = internal(bytes, name, kernels);
+    if (b.kernels > 0) b.host_s = kernels * ctx_.host.inner_op_s;
+    return b;
+  }
   // Memory-bound kernels issued inside a module (no host time of their own): `kernels` kernels sharing `bytes`
   // evenly, each paying its own fixed device time (kernels-sim kernel_fixed_us; the bundled H800 in-step trace,
   // kernels-sim/data/h800-trace, has its tiny elementwise kernels at 1-2 us each with 1-2 us between them on one
@@ -405,6 +412,25 @@ double expected_distinct_ranks(int num_experts, int top_k, int ep) {
   return comm::expected_distinct_buckets(comm::RoutingSpec{num_experts, top_k, 1, 1}, ep);
 }
 
+namespace {
+// The router's fused kernels (TransformerEngine #1883, "Kernels fusions for the MoE router", first in release 2.6;
+// Megatron-LM's --moe-router-fusion raises "Please install TE >= 2.6.0" without them, moe_utils.py @c08d89bea0).
+// moesim prices a router fused wherever the layout's TE has the kernels; before 2.6 it runs unfused.
+constexpr layout::TeVersion kTeRouterFusion{2, 6};
+
+// Eager ops of one MoE layer's router forward that the fusion removes.
+// - Top-k with softmax and the aux loss (Qwen3, Mixtral), counted in Megatron-LM @1e057005 (before the fusion):
+//   topk_softmax_with_capacity issues topk, softmax, zeros_like + scatter (probs), zeros_like + int + scatter +
+//   bool (map) and the map's sum (9); the aux loss its own softmax (compute_routing_scores_for_aux_loss) and
+//   switch_load_balancing_loss_func's sum, mul, sum, mul (5). Fused (@c08d89bea0): fused_topk_with_score_function,
+//   the map's sum, fused_compute_score_for_moe_aux_loss and fused_moe_aux_loss (4). 14 - 4 = 10.
+// - Group-limited routing (DeepSeek-V3): the router part falls from 72 kernels to 31 with the fusion (Megatron-LM
+//   docs/discussions/deepseek-v3-gb200-optimization/deepseek-v3-gb200-optimization.md §2.1.4 @3c1b98efdc): 41.
+// The backward's extra autograd kernels are left out (the forward, after the token-count sync, is where the host
+// is exposed).
+int unfused_router_extra_ops(const model::MoeSpec& moe) { return moe.n_group > 1 ? 41 : 10; }
+}  // namespace
+
 std::reference_wrapper<const comm::ExpertDispatcher> to_comm(layout::Dispatcher d) {
   return comm::expert_dispatcher(std::string(layout::to_string(d)));
 }
@@ -448,8 +474,14 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
     // (comm::ExpertDispatcher::layer_work: its preprocess, permutes and sorts; kernel counts and sources there).
     const I local_experts = std::max<I>(1, E / l.ep);
     const comm::ExpertDispatcher& dispatcher = to_comm(l.dispatcher);
-    const comm::DispatcherLayerWork work = dispatcher.layer_work(static_cast<int>(local_experts));
+    const comm::DispatcherLayerWork work =
+        dispatcher.layer_work(static_cast<int>(local_experts), comm::FrameworkFusions{l.enable_experimental});
     c.pre_dispatch.fwd += k.mem(static_cast<double>(t_rank) * E * 4 * 6, "router_topk", work.router_kernels);
+    // Before TE's router fusion each extra op reads and writes the FP32 [tokens, experts] scores once.
+    if (l.te_version < kTeRouterFusion) {
+      const int extra = unfused_router_extra_ops(m.moe);
+      c.pre_dispatch.fwd += k.inner_ops(static_cast<double>(t_rank) * E * 4 * 2 * extra, "router_unfused", extra);
+    }
     // Token copies in and out of expert order, each one pass over the routed tokens (read + write).
     // Token dropping scales every routed copy: at most C = ceil(factor x t_rank x top_k / E) per expert from each
     // rank (Megatron moe_utils get_capacity), exactly C when padded. Balanced routing loses nothing at factor >= 1.
@@ -502,6 +534,12 @@ LayerCosts layer_costs(const model::ModelSpec& m, bool moe_layer, const layout::
       c.experts.wgrad += k.internal(out1 + out2, "expert_dbias", 2);
     }
 
+    // The dispatcher's ops over the received tokens' routing metadata (top-k indices and FP32 probs, 8 bytes a
+    // copy, read and written once each), first in the experts' block; the host may wait for the dispatch there.
+    if (work.post_dispatch_metadata_ops > 0)
+      c.experts.fwd += k.inner_ops(expert_rows * 8 * 2 * work.post_dispatch_metadata_ops, "dispatch_metadata",
+                                   work.post_dispatch_metadata_ops);
+    c.post_dispatch_sync = work.post_dispatch_sync && l.syncs_token_counts();
     // Expert-side copies: after the dispatch and before the combine, in the experts' blocks.
     for (const auto& pass : work.expert_fwd) c.experts.fwd += k.pass(expert_copies, pass);
     for (const auto& pass : work.expert_bwd) c.experts.dgrad += k.pass(expert_copies, pass);

@@ -41,6 +41,11 @@ struct HostCosts {
   double te_module_s = 36.3e-6;    // one TE module call (Linear, GroupedLinear, attention), forward or backward, BF16
   double fp8_module_factor = 2.0;  // FP8 / MXFP8 TE modules take more host time than BF16 ones
   double cxx_launch_s = 5e-6;      // a kernel launched from a C++ loop (one GEMM or quantize per expert)
+  // One more small eager op inside a framework function already counted (the unfused router's and DeepEP's
+  // metadata ops): the system's measured per-op figure without the fitted framework, x86 and binding factors, which
+  // stand for the Python around each counted op (module hooks, autocast, dispatcher logic). The check: the GB200
+  // ladder's router-fusion step, +2.0 % measured, +5.1 % at this price, +19 % at torch_op_s (docs/workload-model.md).
+  double inner_op_s = 13.5e-6;
 };
 
 // Forward, backward-data and backward-weight parts of one block.
@@ -62,6 +67,8 @@ struct LayerCosts {
   // checkpoints MoELayer's whole forward). Other policies leave recompute_experts empty.
   Block recompute_experts;
   bool recompute_redoes_ep = false;
+  // The host waits for each dispatch before issuing the experts' block (comm::DispatcherLayerWork).
+  bool post_dispatch_sync = false;
   bool recompute_redoes_experts = false;  // an MoE layer's recompute reruns its routed experts (full, moe)
   // Communication the recompute redoes: the TP/SP collectives of the forward it reruns (full: the whole layer's;
   // selective mlp: a dense MLP's half; moe / shared_experts: the shared expert's) and the CP ring exchange of a

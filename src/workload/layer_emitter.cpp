@@ -207,6 +207,8 @@ void LayerEmitter::fwd_mlp(const LayerRun& r, OpId dispatch) {
   tp_stream_collective(r, shared, layout::Dim::tp, "shared_expert_tp_scatter", c.shared_tp_fwd_bytes / 2,
                        comm::Collective::reduce_scatter, Phase::fwd);
   r.chain->last = dispatch;
+  // Ops after the exchange that size their outputs from device data (DeepEP's unfused multihot conversion).
+  if (c.post_dispatch_sync) out_.host_sync(r.rank, r.layer, r.mb, dispatch, Phase::fwd, "post_dispatch_sync");
   etp_gather(r, "etp_gather", Phase::fwd);
   out_.compute(r.rank, c.experts.fwd, "experts_fwd", *r.chain, r.layer, r.mb, Phase::fwd, 0, {shared.last});
   etp_scatter(r, "etp_scatter", Phase::fwd);
@@ -246,6 +248,8 @@ void LayerEmitter::bwd_recompute(const LayerRun& r) {
     if (l.syncs_token_counts()) out_.host_sync(r.rank, r.layer, r.mb, r.chain->last, Phase::recompute);
     r.chain->last = out_.comm(r.rank, ep_comm("ep_dispatch_recompute", ctx_.ep_of(r.layer).dispatch), {r.chain->last},
                               r.layer, r.mb, Phase::recompute);
+    if (c.post_dispatch_sync)
+      out_.host_sync(r.rank, r.layer, r.mb, r.chain->last, Phase::recompute, "post_dispatch_sync");
   }
   if (c.recompute_redoes_experts) etp_gather(r, "etp_gather_recompute", Phase::recompute);
   out_.compute(r.rank, c.recompute_experts, "recompute_experts", *r.chain, r.layer, r.mb, Phase::recompute);

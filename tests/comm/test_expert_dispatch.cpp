@@ -150,7 +150,8 @@ TEST_CASE("per-dispatcher volumes equal their hand-derived byte accounting") {
 }
 
 TEST_CASE("the layer work each dispatcher adds: NCCL dispatchers permute around the exchange, DeepEP/HybridEP after") {
-  const auto a2a = expert_dispatcher("alltoall").layer_work(4);
+  const FrameworkFusions fused;
+  const auto a2a = expert_dispatcher("alltoall").layer_work(4, fused);
   CHECK(a2a.router_kernels == 37);
   REQUIRE(a2a.pre_dispatch_fwd.size() == 1);
   CHECK(a2a.pre_dispatch_fwd[0].name == "permute");
@@ -158,15 +159,39 @@ TEST_CASE("the layer work each dispatcher adds: NCCL dispatchers permute around 
   CHECK(a2a.expert_fwd.size() == 2);
   CHECK(a2a.post_combine_fwd.size() == 1);
   // One local expert: no sort into local expert order.
-  CHECK(expert_dispatcher("alltoall").layer_work(1).expert_fwd.empty());
-  CHECK(expert_dispatcher("allgather").layer_work(1).pre_dispatch_fwd.size() == 1);
+  CHECK(expert_dispatcher("alltoall").layer_work(1, fused).expert_fwd.empty());
+  CHECK(expert_dispatcher("allgather").layer_work(1, fused).pre_dispatch_fwd.size() == 1);
   for (const char* name : {"deepep", "hybridep"}) {
     CAPTURE(name);
-    const auto w = expert_dispatcher(name).layer_work(1);
+    const auto w = expert_dispatcher(name).layer_work(1, fused);
     CHECK(w.router_kernels == 15);
+    CHECK(w.post_dispatch_metadata_ops == 0);
+    CHECK_FALSE(w.post_dispatch_sync);
     CHECK(w.pre_dispatch_fwd.empty());
     CHECK(w.post_combine_fwd.empty());
     REQUIRE(w.expert_fwd.size() == 2);
     CHECK(w.expert_fwd[1].kernels == 1);  // the unpermute before the combine, which reduces
+  }
+}
+
+TEST_CASE(
+    "DeepEP without Megatron's experimental fusions: the multihot conversion runs eager and waits for the dispatch") {
+  // Hand count of Megatron-LM @1e057005 _DeepepManager._indices_to_multihot: 11 eager ops, three of them
+  // (indices[mask], probs[mask], repeat_interleave) sizing their outputs from device data.
+  const FrameworkFusions off{false};
+  const auto fused = expert_dispatcher("deepep").layer_work(16, FrameworkFusions{});
+  const auto eager = expert_dispatcher("deepep").layer_work(16, off);
+  CHECK(eager.post_dispatch_metadata_ops == 11);
+  CHECK(eager.post_dispatch_sync);
+  // The fused kernel was the first of the permute pass's two; the permute itself stays.
+  REQUIRE(eager.expert_fwd.size() == fused.expert_fwd.size());
+  CHECK(eager.expert_fwd[0].kernels == fused.expert_fwd[0].kernels - 1);
+  CHECK(eager.router_kernels == fused.router_kernels);
+  // Only DeepEP's manager converts indices: the others are unchanged by the flag.
+  for (const char* name : {"alltoall", "allgather", "hybridep"}) {
+    CAPTURE(name);
+    const auto w = expert_dispatcher(name).layer_work(16, off);
+    CHECK(w.post_dispatch_metadata_ops == 0);
+    CHECK_FALSE(w.post_dispatch_sync);
   }
 }

@@ -150,7 +150,8 @@ TEST_CASE("Megatron arguments of a layout") {
        {"--tensor-model-parallel-size 2", "--sequence-parallel", "--pipeline-model-parallel-size 4",
         "--num-virtual-stages-per-pipeline-rank 2", "--expert-model-parallel-size 8", "--expert-tensor-parallel-size 1",
         "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep", "--overlap-moe-expert-parallel-comm",
-        "--recompute-granularity selective --recompute-modules moe_act", "--use-distributed-optimizer"}) {
+        "--recompute-granularity selective --recompute-modules moe_act", "--use-distributed-optimizer",
+        "--enable-experimental"}) {
     INFO(a);
     CHECK(a.find(part) != std::string::npos);
   }

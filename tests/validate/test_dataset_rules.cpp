@@ -43,7 +43,7 @@ std::string load_error(const std::string& file, const std::string& text) {
 TEST_CASE("the repository's rules load, every rule with its source") {
   const auto rules = validate::load_dataset_rules(kRoot);
   CHECK(rules.containers.size() == 6);
-  CHECK(rules.row_settings.size() == 18);
+  CHECK(rules.row_settings.size() == 19);
   CHECK(rules.flops_conventions.size() == 3);
   for (const auto& c : rules.containers) CHECK_FALSE(c.source.empty());
   for (const auto& g : rules.guides) CHECK_FALSE(g.source.empty());
@@ -120,6 +120,31 @@ TEST_CASE("rules apply where their condition holds, and never over a stated colu
     CAPTURE(framework);
     CHECK(rules.flops_convention({{"framework", framework}}, m, l) == convention);
   }
+}
+
+TEST_CASE("the Megatron-MoE-ModelZoo rows run the TE of the repository's image at their commit") {
+  // Hand-read from the repository's Dockerfiles (data/rules/container_te.json): release_v2.2 at the H100 Qwen3 table
+  // of 8017e11, 07afda98 (2.6.0.dev0) at the long-context table and the later H100 scripts. Both predate TE 2.10, so
+  // a TE module call costs the older te_module_host figure (layout/te_version.hpp).
+  const auto rules = validate::load_dataset_rules(kRoot);
+  using layout::TeVersion;
+  for (const auto& [source, te] :
+       {std::pair{"yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md (commit e865051; table unchanged "
+                  "since 8017e11), H100 table",
+                  TeVersion{2, 2}},
+        {"yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md (commit e865051) (long context)",
+         TeVersion{2, 6}},
+        {"yanring/Megatron-MoE-ModelZoo @e8650517d60d best_practice/mixtral/run_mixtral_8x22B.sh", TeVersion{2, 6}}}) {
+    CAPTURE(source);
+    const auto read = rules.te_version_from_source(source);
+    REQUIRE(read.has_value());
+    CHECK(*read == te);
+    CHECK(*read < layout::kTeHostOverheadReduced);
+  }
+  // The GB200 table of the same readme (no "long context") names no H100 image: the default stays.
+  CHECK_FALSE(
+      rules.te_version_from_source("yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md (commit e865051)")
+          .has_value());
 }
 
 TEST_CASE("a broken rule file names the file, the JSON pointer and what was expected") {

@@ -755,3 +755,57 @@ TEST_CASE("a block of several memory-bound kernels pays every kernel's fixed tim
   // Splitting the same bytes over more kernels never makes the block faster (monotone in the kernel count).
   CHECK(10 * mb(5 * rope / 10) > mb(5 * rope));
 }
+
+TEST_CASE("before TE 2.6 the router runs unfused: its extra eager ops at the inner-op host price, forward only") {
+  Fixture f;
+  const auto dev = rates("dgx-h100");
+  const workload::HostCosts host;
+  // Hand counts (layer_costs.cpp unfused_router_extra_ops): a softmax top-k router with the aux loss issues 10 more
+  // ops (Megatron-LM @1e057005 against the fused path of @c08d89bea0); group-limited routing 41 (72 -> 31).
+  for (const auto& [name, extra] : {std::pair{"qwen3-30b-a3b", 10}, {"deepseek-v3", 41}}) {
+    CAPTURE(name);
+    const auto m = load(name);
+    auto l = base_layout(8);
+    l.te_version = {2, 6};
+    const auto fused = f.costs(m, true, l, dev);
+    l.te_version = {2, 5};
+    const auto unfused = f.costs(m, true, l, dev);
+    CHECK(unfused.pre_dispatch.fwd.kernels - fused.pre_dispatch.fwd.kernels == extra);
+    CHECK(unfused.pre_dispatch.fwd.host_s - fused.pre_dispatch.fwd.host_s ==
+          doctest::Approx(extra * host.inner_op_s).epsilon(1e-9));
+    CHECK(unfused.pre_dispatch.fwd.seconds > fused.pre_dispatch.fwd.seconds);
+    // The backward and every other block are untouched; a dense layer has no router.
+    CHECK(unfused.pre_dispatch.dgrad.kernels == fused.pre_dispatch.dgrad.kernels);
+    CHECK(unfused.experts.fwd.host_s == fused.experts.fwd.host_s);
+    auto l26 = l;
+    l26.te_version = {2, 6};
+    CHECK(f.costs(m, false, l, dev).pre_dispatch.fwd.kernels == f.costs(m, false, l26, dev).pre_dispatch.fwd.kernels);
+  }
+}
+
+TEST_CASE("DeepEP without Megatron's experimental fusions: 11 eager metadata ops after the dispatch and a host wait") {
+  Fixture f;
+  const auto m = load("qwen3-30b-a3b");
+  const auto dev = rates("dgx-h100");
+  const workload::HostCosts host;
+  auto l = base_layout(8);
+  l.dispatcher = layout::Dispatcher::deepep;
+  const auto fused = f.costs(m, true, l, dev);
+  l.enable_experimental = false;
+  const auto eager = f.costs(m, true, l, dev);
+  CHECK_FALSE(fused.post_dispatch_sync);
+  CHECK(eager.post_dispatch_sync);
+  // The fused multihot kernel (one eager op) gives way to 11 inner ops: +10 kernels in the experts' forward.
+  CHECK(eager.experts.fwd.kernels - fused.experts.fwd.kernels == 10);
+  CHECK(eager.experts.fwd.host_s - fused.experts.fwd.host_s ==
+        doctest::Approx(11 * host.inner_op_s - host.torch_op_s).epsilon(1e-9));
+  CHECK(eager.experts.dgrad.kernels == fused.experts.dgrad.kernels);
+  // The flag means nothing to the NCCL dispatchers, nor to a layout that never waits on token counts.
+  for (auto d : {layout::Dispatcher::alltoall, layout::Dispatcher::hybridep}) {
+    auto o = l;
+    o.dispatcher = d;
+    CHECK_FALSE(f.costs(m, true, o, dev).post_dispatch_sync);
+  }
+  l.cuda_graph = layout::CudaGraph::full;
+  CHECK_FALSE(f.costs(m, true, l, dev).post_dispatch_sync);
+}

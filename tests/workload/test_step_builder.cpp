@@ -419,6 +419,25 @@ TEST_CASE("token dropping: padding to capacity removes the dropless token-count 
   CHECK(padded.count(0, "ep_dispatch") == dropless.count(0, "ep_dispatch"));
 }
 
+TEST_CASE("DeepEP without experimental fusions: the host waits for every forward dispatch (and its recompute)") {
+  const Built fused("h100x8.json", "dgx-h100", [](layout::Layout& l) { l.dispatcher = layout::Dispatcher::deepep; });
+  const Built eager("h100x8.json", "dgx-h100", [](layout::Layout& l) {
+    l.dispatcher = layout::Dispatcher::deepep;
+    l.enable_experimental = false;
+  });
+  const Built rerun("h100x8.json", "dgx-h100", [](layout::Layout& l) {
+    l.dispatcher = layout::Dispatcher::deepep;
+    l.enable_experimental = false;
+    l.recompute = layout::parse_recompute("selective: moe");
+  });
+  // rank 0 holds MoE layers 1-3 x 8 micro-batches: one wait after each forward dispatch, as many as token-count syncs.
+  CHECK(fused.count(0, "post_dispatch_sync") == 0);
+  CHECK(eager.count(0, "post_dispatch_sync") == 3 * 8);
+  CHECK(eager.count(0, "post_dispatch_sync") == eager.count(0, "dropless_token_count_sync"));
+  CHECK(rerun.count(0, "post_dispatch_sync") == 2 * 3 * 8);
+  CHECK(eager.count(0, "ep_dispatch") == fused.count(0, "ep_dispatch"));
+}
+
 TEST_CASE("TP collectives: one NCCL call per all-gather and reduce-scatter as TE issues them; overlap splits them") {
   auto tp2 = [](layout::Layout& l) { l.tp = 2, l.ep = 2; };
   const Built serial("h100x8.json", "dgx-h100", tp2);

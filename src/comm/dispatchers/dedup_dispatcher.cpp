@@ -34,7 +34,7 @@ void DedupDispatcher::link_times(const DispatchProblem&, Phase phase, const Fabr
   c.scale_up_s = nvl, c.scale_out_s = rdma;
 }
 
-DispatcherLayerWork DedupDispatcher::layer_work(int) const {
+DispatcherLayerWork DedupDispatcher::layer_work(int, const FrameworkFusions&) const {
   // Kernel counts (moe-modeling.md §7, GB200 blog §2.1.4/§2.2.1): DeepEP / HybridEP fuse the router-side
   // preprocess, 17 kernels with the router's norm and GEMM. Nothing before the exchange; permute into local
   // expert order (2) after it and back (1) before the combine, which reduces (whatever the local expert count).

@@ -14,7 +14,7 @@ namespace moesim::comm::dispatchers {
 class DedupDispatcher : public ExpertDispatcher {
  public:
   DispatchVolume volume(const DispatchProblem& p, Phase phase) const override;
-  DispatcherLayerWork layer_work(int local_experts) const override;
+  DispatcherLayerWork layer_work(int local_experts, const FrameworkFusions& fusions) const override;
 
  protected:
   void link_times(const DispatchProblem& p, Phase phase, const Fabric& f, DispatchCost& c) const override;

@@ -16,6 +16,23 @@ class DeepEp final : public DedupDispatcher {
     return low_precision_gemms ? 1.0 + 4.0 / 128.0 : 2.0;
   }
 
+  // Megatron's DeepEP manager turns the received top-k indices and probs into the local experts' multihot map
+  // before the permute (token_dispatcher.py get_permuted_hidden_states_by_experts @1e057005). Fused (experimental
+  // features and permute fusion on): one Triton kernel, the first of the shared expert_permute pass's two.
+  // Unfused (_indices_to_multihot): zeros (map), zeros (probs), indices != -1, indices[mask], arange,
+  // mask.sum(dim=1), repeat_interleave, the map's index_put, probs[mask], the probs' index_put and .bool(): 11 eager
+  // ops. indices[mask], probs[mask] and repeat_interleave with a tensor of repeats size their outputs from device
+  // data, so the host waits there for the dispatch; the three waits come back to back, one is modelled.
+  DispatcherLayerWork layer_work(int local_experts, const FrameworkFusions& fusions) const override {
+    DispatcherLayerWork w = DedupDispatcher::layer_work(local_experts, fusions);
+    if (!fusions.experimental) {
+      w.expert_fwd.front() = {"expert_permute", 1, 1};  // the permute alone
+      w.post_dispatch_metadata_ops = 11;
+      w.post_dispatch_sync = true;
+    }
+    return w;
+  }
+
   CommSms kernel_sms(Arch, bool multi_domain, bool) const override {
     if (multi_domain) return {12, "comm-microbench.csv CM011/CM013: DeepEP V2 EP8x2 over RDMA with 12 SMs [S8]"};
     return {24, "comm-microbench.csv CM015, CM022-CM024: DeepEP on NVLink/MNNVL with 24 SMs [S8, S35]"};

@@ -6,7 +6,7 @@ CommSms NcclPermuteDispatcher::kernel_sms(kernels::Arch, bool, bool) const { ret
 
 double NcclPermuteDispatcher::dispatch_bytes_per_element(bool) const { return 2.0; }  // BF16
 
-DispatcherLayerWork NcclPermuteDispatcher::layer_work(int local_experts) const {
+DispatcherLayerWork NcclPermuteDispatcher::layer_work(int local_experts, const FrameworkFusions&) const {
   // Kernel counts (moe-modeling.md §7, GB200 blog §2.1.4/§2.2.1): the fused router's 29 memory-bound kernels plus
   // the dispatcher's preprocess (~8 small kernels computing the splits). Token copies: permute 1 (4 fused
   // kernels) before the exchange, the chunk sort into local expert order (2) after it, its inverse (2) before the

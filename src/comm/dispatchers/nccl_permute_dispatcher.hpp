@@ -12,7 +12,7 @@ class NcclPermuteDispatcher : public ExpertDispatcher {
  public:
   CommSms kernel_sms(kernels::Arch arch, bool multi_domain, bool large_domain) const override;
   double dispatch_bytes_per_element(bool low_precision_gemms) const override;
-  DispatcherLayerWork layer_work(int local_experts) const override;
+  DispatcherLayerWork layer_work(int local_experts, const FrameworkFusions& fusions) const override;
   std::optional<DispatchMeasurement> measurement(kernels::Arch arch, bool over_rdma, bool large_domain) const override;
 };
 
