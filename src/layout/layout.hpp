@@ -205,6 +205,10 @@ struct Layout {
   // transformer_engine/pytorch/cross_entropy.py), the one SimuMax timed; Megatron's native fused implementation
   // is not priced apart. Default off, as in Megatron-LM.
   bool cross_entropy_fusion = false;
+  // The loss is Megatron's (compute_language_model_loss; default on). Off for a framework whose loss is not
+  // Megatron code (row rules): its unfused loss keeps a generic price, the FP32 softmax over the logits at 8 bytes
+  // per logit each way, not counted from that framework's code.
+  bool megatron_loss = true;
   // Transformer Engine release (host time per TE module call depends on it; te_version.hpp).
   TeVersion te_version = kLatestTeVersion;
   // Each rank's process bound to its GPU's NUMA node (Megatron-Bridge's performance scripts numactl-bind every

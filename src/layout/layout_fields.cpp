@@ -90,6 +90,9 @@ const std::vector<LayoutField>& layout_fields() {
        "Pad every expert to its capacity (static shapes, no token-count sync); needs expert_capacity_factor"},
       {"cross_entropy_fusion", "cross_entropy_loss_fusion", K::boolean, K::boolean,
        "Fused cross-entropy (Megatron --cross-entropy-loss-fusion, priced as TE's kernel; default off)"},
+      {"megatron_loss", "", K::boolean, K::boolean,
+       "The loss runs Megatron's vocab-parallel cross-entropy (default on); off = another framework's, priced "
+       "generically"},
       {"cpu_binding", "", K::boolean, K::boolean,
        "Rank processes bound to their GPU's NUMA node (default on); off = unbound, more host time per eager op"},
       {"enable_experimental", "", K::boolean, K::boolean,
@@ -170,6 +173,7 @@ bool& boolean_member(Layout& l, std::string_view key) {
   if (key == "fp8_attention") return l.fp8_attention;
   if (key == "pad_expert_input_to_capacity") return l.pad_expert_input_to_capacity;
   if (key == "cross_entropy_fusion") return l.cross_entropy_fusion;
+  if (key == "megatron_loss") return l.megatron_loss;
   if (key == "cpu_binding") return l.cpu_binding;
   if (key == "enable_experimental") return l.enable_experimental;
   if (key == "overlap_grad_reduce") return l.overlap_grad_reduce;

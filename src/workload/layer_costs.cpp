@@ -7,6 +7,7 @@
 #include "kernels/token_pass_bytes.hpp"
 #include "model/flops.hpp"
 #include "workload/cp_attention_traffic.hpp"
+#include "workload/cross_entropy_passes.hpp"
 
 namespace moesim::workload {
 namespace {
@@ -687,11 +688,19 @@ BlockCost output_cost(const model::ModelSpec& m, const layout::Layout& l, const 
     const double bytes = logits * 2 * kBf16 + static_cast<double>(t_full) * 4.0;
     c.fwd += k.mem(bytes, "cross_entropy_fused");
     c.dgrad += k.mem(bytes, "cross_entropy_fused");  // one measured kind, forward and backward timed together
-  } else {
-    // Megatron's vocab-parallel cross-entropy on FP32 logits: max, subtract, exp, sum, divide forward, one
-    // subtraction backward.
+  } else if (!l.megatron_loss) {
+    // Another framework's loss, not read: an FP32 softmax pipeline at 8 bytes per logit each way.
     c.fwd += k.mem(logits * 4.0 * 2, "cross_entropy", 3);
     c.dgrad += k.mem(logits * 4.0 * 2, "cross_entropy_bwd", 2);
+  } else {
+    // Megatron's unfused vocab-parallel cross-entropy on FP32 logits, pass by pass (cross_entropy_passes.hpp).
+    const double tokens = static_cast<double>(t_full);
+    const LossPasses& f = kMegatronUnfusedLossForward;
+    const LossPasses& b = kMegatronUnfusedLossBackward;
+    c.fwd += k.mem(logits * f.bytes_per_logit, "cross_entropy", f.logit_kernels);
+    c.fwd += k.mem(tokens * f.bytes_per_token, "cross_entropy_tokens", f.token_kernels);
+    c.dgrad += k.mem(logits * b.bytes_per_logit, "cross_entropy_bwd", b.logit_kernels);
+    c.dgrad += k.mem(tokens * b.bytes_per_token, "cross_entropy_tokens", b.token_kernels);
   }
   c.fwd += k.mem(static_cast<double>(t_full) * m.hidden_size * kBf16 * 2, "final_norm");
   return c;

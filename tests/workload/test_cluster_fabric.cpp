@@ -152,11 +152,16 @@ TEST_CASE("ECMP with one flow per cable equals adaptive routing") {
   const workload::FabricSetup setup{probe, map, packed, 2};
   const auto sends = workload::stage_transfers(setup, cl, 0, {layout::Dim::pp, TrafficPattern::send_recv});
   REQUIRE(sends.size() == 16);
+  // Both directions: stage 1's sends back (the backward's gradients) hash on their own, and whether they sit on
+  // the critical path depends on the last stage's compute, so the seed must spread both.
+  const auto back = workload::stage_transfers(setup, cl, 1, {layout::Dim::pp, TrafficPattern::send_recv});
+  auto spread = [&](const std::vector<workload::Transfer>& t, std::uint64_t seed) {
+    const auto l = workload::spine_loads(cl, t, 16, SpineRouting::ecmp, seed, 1);
+    return *std::max_element(l.up.begin(), l.up.end()) == 1.0;
+  };
   std::uint64_t even = 0, collided = 0;
-  for (std::uint64_t seed = 1; seed < 20000 && (even == 0 || collided == 0); ++seed) {
-    const auto l = workload::spine_loads(cl, sends, 16, SpineRouting::ecmp, seed, 1);
-    (*std::max_element(l.up.begin(), l.up.end()) == 1.0 ? even : collided) = seed;
-  }
+  for (std::uint64_t seed = 1; seed < 20000 && (even == 0 || collided == 0); ++seed)
+    (spread(sends, seed) && spread(back, seed) ? even : collided) = seed;
   REQUIRE(even > 0);
   REQUIRE(collided > 0);
   const auto l = workload::spine_loads(cl, sends, 16, SpineRouting::ecmp, even, 1);

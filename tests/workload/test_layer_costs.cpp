@@ -13,6 +13,7 @@
 #include "model/model_loader.hpp"
 #include "topology/system_catalog.hpp"
 #include "workload/cp_attention_traffic.hpp"
+#include "workload/cross_entropy_passes.hpp"
 #include "workload/layer_costs.hpp"
 #include "workload/step_builder.hpp"
 
@@ -393,17 +394,66 @@ TEST_CASE("fused cross-entropy: one kernel each way over twice the BF16 logits, 
   l.cross_entropy_fusion = true;
   const BlockCost fused = workload::output_cost(m, l, ctx);
   // Worked by hand for 4,096 tokens x 128,256 logits at TP 1: 2 x 2 B x 525,336,576 + 4 B x 4,096 =
-  // 2,101,362,688 B, / 2,401 GB/s = 875.2 us, + 30 us = 905.2 us each way; unfused, 8 B per logit each way at
-  // the Blackwell elementwise fraction.
+  // 2,101,362,688 B, / 2,401 GB/s = 875.2 us, + 30 us = 905.2 us each way. Unfused (Megatron's eager ops):
+  // forward 38 B per logit in 6 kernels and 151 B per token in 14; backward 14 B per logit in 2 and 81 B per
+  // token in 7, each kernel its share of the bytes at the Blackwell elementwise fraction.
   const double logits = 4096.0 * 128256;
   const double fused_ce = 30e-6 + (logits * 4 + 4096 * 4) / 2401e9;
   CHECK(fused_ce == doctest::Approx(905.2e-6).epsilon(1e-4));
-  const double unfused_ce = roofline->seconds(kernels::MemoryBound{logits * 8, "cross_entropy"}, b200);
-  CHECK(fused.fwd.seconds - unfused.fwd.seconds == doctest::Approx(fused_ce - unfused_ce));
-  CHECK(fused.dgrad.seconds - unfused.dgrad.seconds == doctest::Approx(fused_ce - unfused_ce));
-  CHECK(fused.fwd.kernels == unfused.fwd.kernels - 2);  // 3 unfused forward kernels -> 1
-  CHECK(fused.dgrad.kernels == unfused.dgrad.kernels - 1);
+  auto eager = [&](double bytes, int kernels) {
+    return kernels * roofline->seconds(kernels::MemoryBound{bytes / kernels, "cross_entropy"}, b200);
+  };
+  const double unfused_fwd = eager(logits * 38, 6) + eager(4096.0 * 151, 14);
+  const double unfused_bwd = eager(logits * 14, 2) + eager(4096.0 * 81, 7);
+  CHECK(fused.fwd.seconds - unfused.fwd.seconds == doctest::Approx(fused_ce - unfused_fwd));
+  CHECK(fused.dgrad.seconds - unfused.dgrad.seconds == doctest::Approx(fused_ce - unfused_bwd));
+  CHECK(fused.fwd.kernels == unfused.fwd.kernels - 19);     // 6 + 14 unfused forward kernels -> 1
+  CHECK(fused.dgrad.kernels == unfused.dgrad.kernels - 8);  // 2 + 7 -> 1
   CHECK(fused.wgrad.seconds == unfused.wgrad.seconds);
+}
+
+TEST_CASE("unfused cross-entropy: Megatron's passes counted by hand, monotone in vocabulary and tokens") {
+  // The per-pass counts of megatron/core/tensor_parallel/cross_entropy.py (cross_entropy_passes.hpp), summed
+  // again here from the ops: forward .float() 2+4, max 4, subtract 8, exp 8, sum 4, divide 8; backward the
+  // multiply 8 and the cast back to BF16 4+2.
+  CHECK(workload::kMegatronUnfusedLossForward.bytes_per_logit == 6 + 4 + 8 + 8 + 4 + 8);
+  CHECK(workload::kMegatronUnfusedLossForward.logit_kernels == 6);
+  CHECK(workload::kMegatronUnfusedLossBackward.bytes_per_logit == 8 + 6);
+  CHECK(workload::kMegatronUnfusedLossBackward.logit_kernels == 2);
+  // Per token: compares and or 21, clone and offset 32, masked fill 9, arange 8, gather 24, clone 8, masked fill
+  // 5, log 8, subtract 12, two transposes 24; backward cast and rsub 13, arange 8, gather-subtract-put 52, 8.
+  CHECK(workload::kMegatronUnfusedLossForward.bytes_per_token == 21 + 32 + 9 + 8 + 24 + 8 + 5 + 8 + 12 + 24);
+  CHECK(workload::kMegatronUnfusedLossForward.token_kernels == 3 + 2 + 1 + 1 + 1 + 1 + 1 + 2 + 2);
+  CHECK(workload::kMegatronUnfusedLossBackward.bytes_per_token == 13 + 8 + 52 + 8);
+  CHECK(workload::kMegatronUnfusedLossBackward.token_kernels == 2 + 1 + 3 + 1);
+
+  const auto h100 = rates("dgx-h100");
+  const auto roofline = kernels::make_kernel_cost_model("roofline");
+  const workload::CostContext ctx{*roofline, h100};
+  auto m = load("llama3-70b-simumax-l12");
+  layout::Layout l;
+  l.gpus = 8, l.mbs = 1, l.gbs = 8, l.seq = 4096;
+  for (bool fused : {false, true}) {
+    l.cross_entropy_fusion = fused;
+    const BlockCost base = workload::output_cost(m, l, ctx);
+    auto more_vocab = m;
+    more_vocab.vocab_size *= 2;
+    const BlockCost wide = workload::output_cost(more_vocab, l, ctx);
+    CHECK(wide.fwd.seconds > base.fwd.seconds);
+    CHECK(wide.dgrad.seconds > base.dgrad.seconds);
+    auto longer = l;
+    longer.seq *= 2;
+    const BlockCost lng = workload::output_cost(m, longer, ctx);
+    CHECK(lng.fwd.seconds > base.fwd.seconds);
+    CHECK(lng.dgrad.seconds > base.dgrad.seconds);
+  }
+  // At H100's plain HBM rate the unfused loss moves 52 B per logit against the fused kernel's 8 (plus the
+  // per-token ops), so it is never the cheaper of the two.
+  l.cross_entropy_fusion = false;
+  const BlockCost unfused = workload::output_cost(m, l, ctx);
+  l.cross_entropy_fusion = true;
+  const BlockCost fused = workload::output_cost(m, l, ctx);
+  CHECK(unfused.fwd.seconds + unfused.dgrad.seconds > fused.fwd.seconds + fused.dgrad.seconds);
 }
 
 // DeepSeek's released H800 trace (moe-modeling.md §9): EP64 over 8 nodes, TP1, 4096 tokens per GPU, FP8,
