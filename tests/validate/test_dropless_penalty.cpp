@@ -10,10 +10,11 @@
 
 using namespace moesim;
 
-TEST_CASE("the long-context dropless penalty of GT077-GT080 with one documented setting, dirichlet:1 seed 1") {
+TEST_CASE("the long-context dropless penalty of GT077-GT080 with one documented setting, dirichlet:0.6 seed 1") {
   // groundtruth.csv GT077-GT080 (Qwen3-235B, 256 H100, seq 16k-128k) publish forced-balance TFLOPS and, in their
   // notes, the dropless figure of the same run: 237/295, 277/335, 320/368, 357/389. The issue's check: one routing
-  // setting reproduces each ratio within 5 points (it was chosen on these four rows: a fit of one number).
+  // setting reproduces each ratio within 5 points (it was chosen on these four rows: a fit of one number, refitted
+  // from dirichlet:1 when the unfused loss was priced op by op and the balanced last stage got longer).
   auto table = config::read_csv(std::string(MOESIM_MEASUREMENTS_DIR) + "/groundtruth.csv");
   std::vector<std::map<std::string, std::string>> rows;
   for (const auto& row : table.rows)
@@ -22,7 +23,7 @@ TEST_CASE("the long-context dropless penalty of GT077-GT080 with one documented 
   table.rows = rows;
   const double measured[] = {237.0 / 295, 277.0 / 335, 320.0 / 368, 357.0 / 389};
   predict::PredictOptions skew;
-  skew.routing = workload::parse_routing_spec("dirichlet:1", 0);
+  skew.routing = workload::parse_routing_spec("dirichlet:0.6", 0);
   const auto balanced = validate::validate_table(table, test::catalog_resolvers());
   const auto dropless = validate::validate_table(table, test::catalog_resolvers(), skew);
   for (std::size_t i = 0; i < 4; ++i) {
