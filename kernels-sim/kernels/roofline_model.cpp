@@ -100,11 +100,11 @@ KernelTimeBreakdown RooflineKernelCostModel::explain(const Kernel& kernel, const
   const double fraction =
       std::holds_alternative<MemoryBound>(kernel) ? params_.elementwise_fraction(device.arch) : params_.hbm_fraction;
   b.memory_s = hbm_bytes(kernel) / (device.hbm_Bps * fraction);
-  // A memory-bound kind timed on this GPU costs what was measured: its rate, and its fixed time per call in place
-  // of the assumed kernel_fixed_s.
   if (const auto* m = std::get_if<MemoryBound>(&kernel)) {
+    if (!(m->bytes >= 0)) throw InternalError("memory-bound kernel \"" + m->name + "\" with negative bytes");
+    // A memory-bound kind timed on this GPU costs what was measured: its rate, and its fixed time per call in place
+    // of the assumed kernel_fixed_s.
     if (const auto it = device.memory_rates.find(m->name); it != device.memory_rates.end()) {
-      if (!(m->bytes >= 0)) throw InternalError("memory-bound kernel \"" + m->name + "\" with negative bytes");
       b.fixed_s = it->second.fixed_s;
       b.memory_s = m->bytes / it->second.bytes_per_s;
       b.seconds = b.fixed_s + b.memory_s;
@@ -145,10 +145,7 @@ KernelTimeBreakdown RooflineKernelCostModel::explain(const Kernel& kernel, const
     }
     double operator()(const AttentionFwd& a) const { return attention(a, false); }
     double operator()(const AttentionBwd& a) const { return attention(a, true); }
-    double operator()(const MemoryBound& m) const {
-      if (!(m.bytes >= 0)) throw InternalError("memory-bound kernel \"" + m.name + "\" with negative bytes");
-      return 0;
-    }
+    double operator()(const MemoryBound&) const { return 0; }  // bytes checked above; no compute term
   };
   if (const auto* g = std::get_if<GroupedGemm>(&kernel); g && g->per_expert_kernels) {
     std::int64_t launched = 0;
