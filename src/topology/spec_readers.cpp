@@ -43,6 +43,27 @@ std::optional<int> integer_opt(ObjectReader& r, std::string_view key) {
   return static_cast<int>(r.integer(key));
 }
 
+// A measured memory-bound kernel kind is a pair: "memory_rate/NAME" (GBps) and "memory_fixed/NAME" (us per call).
+// One without the other would be silently half-used by the device rates (workload::device_rates), so both are
+// required, each in its unit.
+void check_memory_rate_pairs(const CalibrationFigures& cal, ObjectReader& obj) {
+  struct Half {
+    std::string_view prefix, partner, unit;
+  };
+  static constexpr Half halves[] = {{"memory_rate/", "memory_fixed/", "GBps"}, {"memory_fixed/", "memory_rate/", "us"}};
+  for (const auto& [name, figure] : cal.all())
+    for (const auto& h : halves) {
+      if (name.rfind(h.prefix, 0) != 0) continue;
+      const std::string kind = name.substr(h.prefix.size());
+      if (figure.unit != h.unit)
+        obj.error(name, "expected unit \"" + std::string(h.unit) + "\" for a " + std::string(h.prefix) + " figure");
+      if (!cal.find(std::string(h.partner) + kind))
+        obj.error(name, "missing its partner \"" + std::string(h.partner) + kind +
+                            "\" (a measured memory-bound kind gives both its rate in GBps and its fixed time in us)");
+      if (h.unit == "GBps" && figure.value_si <= 0) obj.error(name, "a memory rate must be positive");
+    }
+}
+
 }  // namespace
 
 CalibrationFigures read_calibration(ObjectReader& parent) {
@@ -62,6 +83,7 @@ CalibrationFigures read_calibration(ObjectReader& parent) {
     fig.note = f.string_or("note", "");
     cal.add(it.key(), std::move(fig));
   }
+  check_memory_rate_pairs(cal, *obj);
   return cal;
 }
 

@@ -137,3 +137,14 @@ TEST_CASE("bad part files: negative bandwidth, unknown dtype, unknown unit, all 
   CHECK(g.find("/calibration/gemm_mamf_bf16/unit") != std::string::npos);
   CHECK(g.find("expected one of TFLOPS, GBps, us, fraction, got \"TFLOP/s\"") != std::string::npos);
 }
+
+TEST_CASE("a measured memory-bound kind needs both halves, each in its unit") {
+  const fs::path fx = fs::path(MOESIM_FIXTURES_DIR) / "topology";
+  const std::string g = config_error_text([&] { read_gpu_file(fx / "gpu_half_memory_rate.json"); });
+  CHECK(g.find("/calibration/memory_rate~1fused_ce: missing its partner \"memory_fixed/fused_ce\"") !=
+        std::string::npos);
+  CHECK(g.find("/calibration/memory_fixed~1permute: expected unit \"us\"") != std::string::npos);
+  CHECK(g.find("/calibration/memory_fixed~1permute: missing its partner \"memory_rate/permute\"") != std::string::npos);
+  // The bundled B200 file carries one such pair and loads.
+  CHECK(gpu("b200").calibration.find("memory_fixed/cross_entropy_fused") != nullptr);
+}
