@@ -87,8 +87,8 @@ TEST_CASE("dispatcher costs: hierarchical dedup beats NCCL all-to-all across nod
 TEST_CASE("communication kernels' SMs name their source") {
   const auto& deepep = expert_dispatcher("deepep");
   const auto& hybridep = expert_dispatcher("hybridep");
-  CHECK(deepep.kernel_sms(kernels::Arch::blackwell, false).sms == 24);
-  CHECK(deepep.kernel_sms(kernels::Arch::blackwell, true).sms == 12);
+  CHECK(deepep.kernel_sms(kernels::Arch::blackwell, false).sms == 20);  // Buffer.num_sms, on NVLink and over RDMA
+  CHECK(deepep.kernel_sms(kernels::Arch::hopper, true).sms == 20);
   CHECK(hybridep.kernel_sms(kernels::Arch::blackwell, false).sms == 16);
   CHECK(hybridep.kernel_sms(kernels::Arch::blackwell, false, true).sms == 32);  // CM020, NVL72
   CHECK(hybridep.kernel_sms(kernels::Arch::blackwell, true, true).sms == 8);    // over RDMA

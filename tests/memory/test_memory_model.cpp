@@ -165,8 +165,8 @@ TEST_CASE("the memory model refuses layouts whose hand-derived lower bound excee
   // Llama 3.1 70B, TP1 PP1 DP64 on GB300 (259.8 GiB usable) without FSDP, BF16 weights (Megatron-Bridge's
   // bf16_with_nvfp4_mixed keeps them: fp8_param_gather False) and BF16 gradient buffers: every GPU holds all
   // 70.55 B parameters twice at 2 bytes, 262.8 GiB before any optimizer state or activation. The memory model must
-  // refuse it whatever its reserves (bridge_heldout.csv BH076 states this layout; see
-  // tests/stages/test_published_layouts_fit.cpp).
+  // refuse it whatever its reserves (the Megatron-Bridge 26.02.01 performance table printed this layout for the row
+  // bridge_heldout.csv holds as BH076, whose recipe ran TP1 PP4 VPP5 MBS1; the row's notes give the sources).
   const auto m = model::load_model_file(MOESIM_SOURCE_DIR "/models/llama3.1-70b.json");
   layout::Layout l = sized(64, 1, 1, 2, 256, 8192);
   l.precision = layout::Precision::nvfp4;

@@ -35,18 +35,6 @@ void recipe_recompute_layernorm_moe_act(layout::Layout& l) {
 
 const std::map<std::string, NotAsStated>& not_as_stated() {
   static const std::map<std::string, NotAsStated> rows = {
-      {"BH076",
-       {"Llama 3.1 70B TP1 PP1 DP64 without FSDP on GB300: every GPU holds the 70.55 B parameters' BF16 weights "
-        "(bf16_with_nvfp4_mixed: fp8_param_gather False) and BF16 gradients, 262.8 GiB of 259.8 usable before any "
-        "optimizer state or activation (tests/memory: the memory model refuses layouts whose hand-derived lower bound "
-        "exceeds the GPU). The 26.02.01 table's GB300 Llama rows disagree with Megatron-Bridge's recipes at v0.3.1: "
-        "LLAMA3_70B_PRETRAIN_CONFIG_GB300_NVFP4_V2 is TP1 PP4 VPP5 MBS1 (the TP1 PP1 MBS2 recipes are the BF16 and "
-        "FP8-CS ones, with Megatron FSDP and CPU activation offloading, neither in this row)",
-        [](layout::Layout& l) {
-          l.pp = 4;
-          l.vpp = 5;
-          l.mbs = 1;
-        }}},
       {"BH078",
        {"Llama 3.1 70B TP1 PP4 DP16 MBS2 without VPP or recompute on GB300 (MXFP8, 26.02.01): the balanced split needs "
         "395.9 GiB of 259.8 (292.3 GiB of activations: rank 0 keeps 4 micro-batches of 20 layers at MBS2 x 8192 "

@@ -33,9 +33,14 @@ class DeepEp final : public DedupDispatcher {
     return w;
   }
 
-  CommSms kernel_sms(Arch, bool multi_domain, bool) const override {
-    if (multi_domain) return {12, "comm-microbench.csv CM011/CM013: DeepEP V2 EP8x2 over RDMA with 12 SMs [S8]"};
-    return {24, "comm-microbench.csv CM015, CM022-CM024: DeepEP on NVLink/MNNVL with 24 SMs [S8, S35]"};
+  // The SMs its kernels hold as training runs them, not as its benchmarks were configured (12 over RDMA, 24 on
+  // NVLink: comm-microbench.csv CM011/CM013, CM015, CM022-CM024, whose bandwidths measurement() keeps). Megatron
+  // calls Buffer.dispatch / combine without a config (fused_a2a.py @0d77a93b7b:98-109, the ModelZoo era), so DeepEP
+  // takes get_dispatch_config / get_combine_config, every rank count at Buffer.num_sms (deep_ep/buffer.py @aae9fa9:30,
+  // 165-174, 192-201), 20 unless set; later Megatron keeps 20 as its default (transformer_config.py
+  // moe_deepep_num_sms, "historical default 20"), and no bundled recipe sets another count.
+  CommSms kernel_sms(Arch, bool, bool) const override {
+    return {20, "deep_ep/buffer.py Buffer.num_sms = 20, used by Megatron's DeepEP calls (no config passed)"};
   }
 
   std::optional<DispatchMeasurement> measurement(Arch arch, bool over_rdma, bool large_domain) const override {
