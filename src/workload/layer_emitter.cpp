@@ -1,5 +1,6 @@
 #include "workload/layer_emitter.hpp"
 
+#include <functional>
 #include <utility>
 
 namespace moesim::workload {
@@ -65,20 +66,42 @@ void LayerEmitter::tp_bwd_block(const LayerRun& r, const BlockBackward& b) {
   out_.compute(r.rank, window ? before : b.dgrad, (name + "_dgrad").c_str(), *r.chain, r.layer, r.mb, d, b.scope,
                b.extra);
   if (sp && window) {
-    const OpId gather = out_.comm(r.rank, tp_call(r, "tp_sp_all_gather_bwd_overlapped", comm::Collective::all_gather),
-                                  {r.chain->last}, r.layer, r.mb, d);
-    out_.compute(r.rank, b.col_dgrad, (name + "_col_dgrad").c_str(), *r.chain, r.layer, r.mb, d, b.scope);
-    join_tp(r, gather);
+    beside_gemm(
+        r, tp_call(r, "tp_sp_all_gather_bwd_overlapped", comm::Collective::all_gather),
+        [&] { out_.compute(r.rank, b.col_dgrad, (name + "_col_dgrad").c_str(), *r.chain, r.layer, r.mb, d, b.scope); },
+        b.col_dgrad.seconds);
   } else if (sp) {
     tp_serial_call(r, "tp_sp_all_gather_bwd", comm::Collective::all_gather, d);
   }
-  const OpId scatter =
-      out_.comm(r.rank,
-                sp ? tp_call(r, "tp_sp_reduce_scatter_bwd_overlapped", comm::Collective::reduce_scatter)
-                   : tp_call(r, "tp_all_reduce_bwd_overlapped", comm::Collective::all_reduce),
-                {r.chain->last}, r.layer, r.mb, d);
-  wgrad(r, b.wgrad, (name + "_wgrad").c_str(), *r.chain, b.scope);
-  join_tp(r, scatter);
+  const CommSpec scatter = sp ? tp_call(r, "tp_sp_reduce_scatter_bwd_overlapped", comm::Collective::reduce_scatter)
+                              : tp_call(r, "tp_all_reduce_bwd_overlapped", comm::Collective::all_reduce);
+  // With delayed weight gradients the wgrad GEMM is not here: nothing is beside the call, which runs alone.
+  const double beside = r.defer_wgrad ? 0.0 : b.wgrad.seconds;
+  beside_gemm(
+      r, scatter, [&] { wgrad(r, b.wgrad, (name + "_wgrad").c_str(), *r.chain, b.scope); }, beside);
+}
+// An async NCCL call issued just before a GEMM (TE's backward, above). NCCL's CTAs take their SMs first
+// (CUDA_DEVICE_MAX_CONNECTIONS=1 keeps the launch order); the GEMM comes from cuBLAS with a grid sized for the
+// whole GPU, since TE asks for no SM margin by default (TransformerEngine v2.11 c188b533,
+// pytorch/csrc/extensions/gemm.cpp:222-236: NVTE_EXT_MARGIN_SM unset gives math_sm_count 0, and
+// common/gemm/cublaslt_gemm.cu:466-471 sets CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET only when it is not 0). The GEMM's
+// CTAs that find their SM held wait for a second wave, which starts when the collective frees its SMs or when the
+// first wave ends, whichever is first: an H100 GEMM of 132 CTAs beside a 24-CTA ncclAllGather took about twice
+// its time in Nsight Systems (NVIDIA developer forum, "Compute-Communication Overlap Causes Severe GEMM
+// Performance Degradation because of Tail Effect", thread 337991). So a call no longer than its GEMM hides
+// nothing: the GEMM ends the collective's time after it would have, which the step prices as the call, then the
+// GEMM, serial. A longer call still hides the GEMM, as before (the second wave, at most the GEMM again, is then
+// inside the call for calls of twice the GEMM or more; between one and two GEMMs it is not modelled).
+void LayerEmitter::beside_gemm(const LayerRun& r, const CommSpec& call, const std::function<void()>& gemm,
+                               double gemm_s) {
+  if (ctx_.comm_model.seconds(call.demand) <= gemm_s) {
+    r.chain->last = out_.comm(r.rank, call, {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
+    gemm();
+    return;
+  }
+  const OpId pending = out_.comm(r.rank, call, {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
+  gemm();
+  join_tp(r, pending);
 }
 // A dense layer's forward collectives come in two halves, the attention's and the MLP's (as its backward's
 // do); a MoE layer's are the attention's alone. Serial, each half follows its block; overlapped
