@@ -1,6 +1,6 @@
 #include "workload/layer_emitter.hpp"
 
-#include <functional>
+#include <string>
 #include <utility>
 
 namespace moesim::workload {
@@ -66,19 +66,15 @@ void LayerEmitter::tp_bwd_block(const LayerRun& r, const BlockBackward& b) {
   out_.compute(r.rank, window ? before : b.dgrad, (name + "_dgrad").c_str(), *r.chain, r.layer, r.mb, d, b.scope,
                b.extra);
   if (sp && window) {
-    beside_gemm(
-        r, tp_call(r, "tp_sp_all_gather_bwd_overlapped", comm::Collective::all_gather),
-        [&] { out_.compute(r.rank, b.col_dgrad, (name + "_col_dgrad").c_str(), *r.chain, r.layer, r.mb, d, b.scope); },
-        b.col_dgrad.seconds);
+    beside_gemm(r, tp_call(r, "tp_sp_all_gather_bwd_overlapped", comm::Collective::all_gather), b.col_dgrad,
+                name + "_col_dgrad", b.scope, false);
   } else if (sp) {
     tp_serial_call(r, "tp_sp_all_gather_bwd", comm::Collective::all_gather, d);
   }
-  const CommSpec scatter = sp ? tp_call(r, "tp_sp_reduce_scatter_bwd_overlapped", comm::Collective::reduce_scatter)
-                              : tp_call(r, "tp_all_reduce_bwd_overlapped", comm::Collective::all_reduce);
-  // With delayed weight gradients the wgrad GEMM is not here: nothing is beside the call, which runs alone.
-  const double beside = r.defer_wgrad ? 0.0 : b.wgrad.seconds;
-  beside_gemm(
-      r, scatter, [&] { wgrad(r, b.wgrad, (name + "_wgrad").c_str(), *r.chain, b.scope); }, beside);
+  beside_gemm(r,
+              sp ? tp_call(r, "tp_sp_reduce_scatter_bwd_overlapped", comm::Collective::reduce_scatter)
+                 : tp_call(r, "tp_all_reduce_bwd_overlapped", comm::Collective::all_reduce),
+              b.wgrad, name + "_wgrad", b.scope, true);
 }
 // An async NCCL call issued just before a GEMM (TE's backward, above). NCCL's CTAs take their SMs first
 // (CUDA_DEVICE_MAX_CONNECTIONS=1 keeps the launch order); the GEMM comes from cuBLAS with a grid sized for the
@@ -88,19 +84,29 @@ void LayerEmitter::tp_bwd_block(const LayerRun& r, const BlockBackward& b) {
 // CTAs that find their SM held wait for a second wave, which starts when the collective frees its SMs or when the
 // first wave ends, whichever is first: an H100 GEMM of 132 CTAs beside a 24-CTA ncclAllGather took about twice
 // its time in Nsight Systems (NVIDIA developer forum, "Compute-Communication Overlap Causes Severe GEMM
-// Performance Degradation because of Tail Effect", thread 337991). So a call no longer than its GEMM hides
-// nothing: the GEMM ends the collective's time after it would have, which the step prices as the call, then the
-// GEMM, serial. A longer call still hides the GEMM, as before (the second wave, at most the GEMM again, is then
-// inside the call for calls of twice the GEMM or more; between one and two GEMMs it is not modelled).
-void LayerEmitter::beside_gemm(const LayerRun& r, const CommSpec& call, const std::function<void()>& gemm,
-                               double gemm_s) {
-  if (ctx_.comm_model.seconds(call.demand) <= gemm_s) {
-    r.chain->last = out_.comm(r.rank, call, {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
-    gemm();
-    return;
+// Performance Degradation because of Tail Effect", thread 337991). With static tile schedules each late CTA still
+// has its full share, so the GEMM ends min(call, GEMM) + GEMM after its start. A call no longer than its GEMM thus
+// hides nothing: the step prices it as the call, then the GEMM, serial. A longer call hides the GEMM's first wave;
+// its second wave (the GEMM's time again, on the SMs the first one frees) follows the GEMM on the compute stream,
+// where the engine also slows it while NCCL still holds SMs (over by at most that share of the wave). A weight
+// gradient deferred to a W unit (r.defer_wgrad) leaves the call alone: it runs beside nothing here.
+void LayerEmitter::beside_gemm(const LayerRun& r, const CommSpec& call, const Block& gemm, const std::string& name,
+                               std::uint32_t scope, bool weight_gradient) {
+  const Phase d = Phase::bwd_dgrad;
+  const bool runs = !(weight_gradient && r.defer_wgrad);
+  auto emit_gemm = [&] {
+    if (weight_gradient) return wgrad(r, gemm, name.c_str(), *r.chain, scope);
+    out_.compute(r.rank, gemm, name.c_str(), *r.chain, r.layer, r.mb, d, scope);
+  };
+  if (runs && ctx_.comm_model.seconds(out_.scaled(call.demand)) <= gemm.seconds) {
+    r.chain->last = out_.comm(r.rank, call, {r.chain->last}, r.layer, r.mb, d);
+    return emit_gemm();
   }
-  const OpId pending = out_.comm(r.rank, call, {r.chain->last}, r.layer, r.mb, Phase::bwd_dgrad);
-  gemm();
+  const OpId pending = out_.comm(r.rank, call, {r.chain->last}, r.layer, r.mb, d);
+  emit_gemm();
+  if (runs && gemm.seconds > 0)
+    out_.compute(r.rank, Block{gemm.seconds, 0, 0}, (name + "_second_wave").c_str(), *r.chain, r.layer, r.mb,
+                 weight_gradient ? Phase::bwd_wgrad : d, scope);
   join_tp(r, pending);
 }
 // A dense layer's forward collectives come in two halves, the attention's and the MLP's (as its backward's

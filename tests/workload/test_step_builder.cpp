@@ -425,7 +425,7 @@ TEST_CASE("TP backward calls beside a GEMM: serial when no longer than the GEMM,
       const auto& c = g.collectives().at(static_cast<std::size_t>(call.collective));
       double alone = ps_to_seconds(c.latency), flows = 0;
       for (const auto& f : c.flows)
-        flows = std::max(flows, f.bytes / b.w.network.link_capacity_Bps.at(static_cast<std::size_t>(f.path.at(0))));
+        flows = std::max(flows, f.bytes / b.w.network.link_capacity_Bps.at(static_cast<std::size_t>(f.path[0])));
       alone += flows;
       // The GEMM: the next compute op of the same layer and micro-batch named *_col_dgrad (gather) or *_wgrad.
       const std::string suffix = gather ? "_col_dgrad" : "_wgrad";
@@ -437,10 +437,19 @@ TEST_CASE("TP backward calls beside a GEMM: serial when no longer than the GEMM,
         const bool waits = std::find(op.deps.begin(), op.deps.end(), static_cast<opgraph::OpId>(i)) != op.deps.end();
         CHECK(waits == (alone <= ps_to_seconds(op.duration) + 1e-12));
         ++(waits ? serial : beside);
+        // Beside a shorter GEMM, the GEMM's second wave follows it: as long again, no kernel of its own.
+        if (!waits) {
+          REQUIRE(j + 1 < ops.size());
+          CHECK(g.names()[ops[j + 1].name] == n + "_second_wave");
+          CHECK(ops[j + 1].duration == op.duration);
+        }
         break;
       }
     }
     CHECK(serial + beside == 2 * b.count(0, "tp_sp_all_gather_bwd"));  // every call found its GEMM
+    // Both regimes occur: at TP2 every call is shorter than its GEMM; at TP4 the attention's are longer.
+    CHECK(serial > 0);
+    CHECK((beside > 0) == (b.layout.tp == 4));
   }
 }
 
