@@ -26,6 +26,34 @@ EfficiencyCurve curve_from(const std::vector<BusBwMeasurement>& ms, const Fabric
   return EfficiencyCurve(std::move(points));
 }
 
+// An 8 x B200 box: the in-step time of one torch.distributed all-gather on the node of the SimuMax B200 runs
+// (data/measurements/simumax_b200.csv), as SimuMax's B200 system file prices it
+// (kernels-sim/data/simumax-b200/b200_bf16_ceperm.json, networks.high_intra_node.op.all_gather; formula
+// simumax/core/config.py:904-1012 @4dcaae5, compute_net_op_time):
+//   t(S) = (n-1)/n S / (0.6735 x 900 GiB/s) + 9.1828 us x (n-1) + 23.1049 us,  n = 8.
+// Its first two terms are a least-squares line through nccl-tests all_gather_perf on that node, 8 ranks, 1 MiB ..
+// 1 GiB (simu_tools/efficency_test/one_click_common.py:245-258, fit_bw_latency): fitted, not measured. The third
+// is measured: a burst of 20 back-to-back torch.distributed all-gathers of 32 MiB between CUDA events on the
+// caller's stream, per call, minus that line, averaged over 2, 4 and 8 ranks (measure_comm_burst_window_worker.py,
+// run_one_click_benchmark.py:338-420). So at 32 MiB the sum is the measured in-step time of a call (the NCCL
+// kernel, the event record and wait between the caller's stream and NCCL's, the wait for the last rank), and
+// above it the line's slope adds the bytes. Points from 32 MiB (the measured anchor; below it the line's
+// intercept is a fit artefact, so the curve stays flat there) to 1 GiB (the fit's last size).
+std::vector<BusBwMeasurement> b200_box_all_gather() {
+  const std::string src =
+      "SimuMax b200_bf16_ceperm.json all_gather (nccl-tests line, 8 ranks, + burst-measured 23.1 us per call) at ";
+  const auto busbw = [](double bytes) {
+    const double wire = 7.0 / 8.0 * bytes;
+    const double t = wire / (0.6735 * 900 * kGiB) + (9.1828 * 7 + 23.1049) * 1e-6;  // kGiB/s: SimuMax's GB/s
+    return wire / t;
+  };
+  std::vector<BusBwMeasurement> out;
+  for (const auto& [label, size] :
+       {std::pair{"32M", 32 * kMiB}, std::pair{"64M", 64 * kMiB}, std::pair{"256M", 256 * kMiB}, std::pair{"1G", kGiB}})
+    out.push_back({src + label, Collective::all_gather, Algorithm::ring, 8, size, busbw(size), kNvlink5});
+  return out;
+}
+
 }  // namespace
 
 std::vector<BusBwMeasurement> ring_scale_up_measurements(Arch arch, bool large_domain) {
@@ -36,13 +64,14 @@ std::vector<BusBwMeasurement> ring_scale_up_measurements(Arch arch, bool large_d
     return {{"hardware.md §5.3 H100 NVL8 ring busbw ~370 GB/s [S10, S12]", Collective::all_gather, Algorithm::ring, 8,
              8 * kGiB, 370 * kGBps, kNvlink4}};
   }
+  if (!large_domain && arch == Arch::blackwell) return b200_box_all_gather();
   if (!large_domain) {
-    // An 8-GPU NVSwitch box: native NCCL 2.29.7 all_gather_perf, 8 ranks on one 8 x B300 HGX node (NV18 NVLink 5),
-    // busbw, medians of 3: data/measurements/nccl-busbw.csv NB013-NB015 (uccl-project/uccl
-    // experimental/ukernel/docs/b300_measurements.md @19ff7086, 2026-09-04). Assumption: the same on B200 (the same
-    // 18 NVLink 5 ports per GPU and NVSwitch generation). The 1 and 4 MiB rows are left out: their measured time is
-    // at or below the Simple-protocol latency (NCCL runs LL / LL128 there). The 8-rank reduce-scatter rows
-    // (NB026-NB030) are within 2 % of this curve from 64 MiB up; they are a check, not a second source.
+    // An 8 x B300 NVSwitch box: native NCCL 2.29.7 all_gather_perf, 8 ranks on one 8 x B300 HGX node (NV18 NVLink
+    // 5), busbw, medians of 3: data/measurements/nccl-busbw.csv NB013-NB015 (uccl-project/uccl
+    // experimental/ukernel/docs/b300_measurements.md @19ff7086, 2026-09-04). The 1 and 4 MiB rows are left out:
+    // their measured time is at or below the Simple-protocol latency (NCCL runs LL / LL128 there). The 8-rank
+    // reduce-scatter rows (NB026-NB030) are within 2 % of this curve from 64 MiB up; they are a check, not a
+    // second source.
     const std::string ag = "nccl-busbw.csv NCCL 2.29.7 8 x B300 all_gather_perf, 8 ranks, busbw ";
     const auto AG = Collective::all_gather;
     return {{ag + "NB013 16M: 287.46 GB/s", AG, Algorithm::ring, 8, 16 * kMiB, 287.46 * kGBps, kNvlink5},
@@ -138,7 +167,7 @@ Fabric builtin_fabric(Arch arch, double scale_up_Bps, double scale_out_Bps, bool
   Fabric f = uncalibrated_fabric(scale_up_Bps, scale_out_Bps);
   const Fabric lat = f;
   CommEfficiency& e = f.efficiency;
-  e.ring_scale_up = curve_from(ring_scale_up_measurements(a, large_domain), lat);
+  e.ring_scale_up = curve_from(ring_scale_up_measurements(arch, large_domain), lat);
   // Inter-node: one NIC per GPU reaches 48-49 GB/s of CX-7's 50 [S19]; assumption: the same fraction on CX-8.
   e.ring_scale_out = flat(48.5 / 50.0, "hardware.md §5.3 inter-node all-to-all ~48.5 GB/s per CX-7 NIC [S19]");
   e.alltoall_scale_out = e.ring_scale_out;

@@ -27,9 +27,11 @@ struct BusBwMeasurement {
   double link_Bps = 0;  // nominal per-GPU unidirectional bandwidth of the system measured
 };
 
-// The measurements behind each architecture's factors (blackwell_ultra uses blackwell's). Blackwell's ring curve
-// depends on the scale-up domain: an 8-GPU NVSwitch box (DGX/HGX B200, B300) takes the 8 x B300 all-gather curve
-// (data/measurements/nccl-busbw.csv), an NVL72 rack (`large_domain`) the GB200 4-GPU tray's all-reduce curve [S14].
+// The measurements behind each architecture's factors (blackwell_ultra uses blackwell's, but for the ring curve of
+// an 8-GPU box). Blackwell's ring curve depends on the scale-up domain: an 8 x B200 box (DGX/HGX B200) takes its
+// own node's in-step all-gather as SimuMax's B200 system file prices it, an 8 x B300 box its native nccl-tests
+// all-gather curve (data/measurements/nccl-busbw.csv), an NVL72 rack (`large_domain`) the GB200 4-GPU tray's
+// all-reduce curve [S14].
 std::vector<BusBwMeasurement> ring_scale_up_measurements(kernels::Arch arch, bool large_domain = false);
 std::vector<BusBwMeasurement> nvls_measurements(kernels::Arch arch);  // empty where a flat factor is used
 // NCCL all-to-all inside one NVLink domain; empty where the ring curve stands in (Hopper, per [S10]).

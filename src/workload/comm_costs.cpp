@@ -21,6 +21,12 @@ LinkDemand CommCostModel::demand(double latency_s, double scale_up_s, double sca
   return d;
 }
 
+double CommCostModel::seconds(const LinkDemand& d) const {
+  const double up = d.nvlink_bytes > 0 ? d.nvlink_bytes / fabric_.scale_up.bandwidth_Bps : 0.0;
+  const double out = d.nic_bytes > 0 ? d.nic_bytes / fabric_.scale_out.bandwidth_Bps : 0.0;
+  return d.latency_s + std::max(up, out);
+}
+
 LinkDemand CommCostModel::collective(const comm::CollectiveSpec& spec) const {
   const auto c = comm::collective_cost(spec, fabric_);
   const int sms = comm::nccl_kernel_sms().sms;

@@ -36,6 +36,9 @@ class CommCostModel {
   // One phase of an EP token exchange with `d`'s byte accounting, measured efficiency and SMs.
   LinkDemand dispatch(const comm::ExpertDispatcher& d, const comm::DispatchProblem& p, comm::Phase phase) const;
 
+  // How long `d` lasts alone on its links (its latency, then the slower link class): the closed form's time.
+  double seconds(const LinkDemand& d) const;
+
   const comm::Fabric& fabric() const { return fabric_; }
 
  private:

@@ -1,5 +1,6 @@
 #include "workload/layer_emitter.hpp"
 
+#include <string>
 #include <utility>
 
 namespace moesim::workload {
@@ -65,20 +66,48 @@ void LayerEmitter::tp_bwd_block(const LayerRun& r, const BlockBackward& b) {
   out_.compute(r.rank, window ? before : b.dgrad, (name + "_dgrad").c_str(), *r.chain, r.layer, r.mb, d, b.scope,
                b.extra);
   if (sp && window) {
-    const OpId gather = out_.comm(r.rank, tp_call(r, "tp_sp_all_gather_bwd_overlapped", comm::Collective::all_gather),
-                                  {r.chain->last}, r.layer, r.mb, d);
-    out_.compute(r.rank, b.col_dgrad, (name + "_col_dgrad").c_str(), *r.chain, r.layer, r.mb, d, b.scope);
-    join_tp(r, gather);
+    beside_gemm(r, tp_call(r, "tp_sp_all_gather_bwd_overlapped", comm::Collective::all_gather), b.col_dgrad,
+                name + "_col_dgrad", b.scope, false);
   } else if (sp) {
     tp_serial_call(r, "tp_sp_all_gather_bwd", comm::Collective::all_gather, d);
   }
-  const OpId scatter =
-      out_.comm(r.rank,
-                sp ? tp_call(r, "tp_sp_reduce_scatter_bwd_overlapped", comm::Collective::reduce_scatter)
-                   : tp_call(r, "tp_all_reduce_bwd_overlapped", comm::Collective::all_reduce),
-                {r.chain->last}, r.layer, r.mb, d);
-  wgrad(r, b.wgrad, (name + "_wgrad").c_str(), *r.chain, b.scope);
-  join_tp(r, scatter);
+  beside_gemm(r,
+              sp ? tp_call(r, "tp_sp_reduce_scatter_bwd_overlapped", comm::Collective::reduce_scatter)
+                 : tp_call(r, "tp_all_reduce_bwd_overlapped", comm::Collective::all_reduce),
+              b.wgrad, name + "_wgrad", b.scope, true);
+}
+// An async NCCL call issued just before a GEMM (TE's backward, above). NCCL's CTAs take their SMs first
+// (CUDA_DEVICE_MAX_CONNECTIONS=1 keeps the launch order); the GEMM comes from cuBLAS with a grid sized for the
+// whole GPU, since TE asks for no SM margin by default (TransformerEngine v2.11 c188b533,
+// pytorch/csrc/extensions/gemm.cpp:222-236: NVTE_EXT_MARGIN_SM unset gives math_sm_count 0, and
+// common/gemm/cublaslt_gemm.cu:466-471 sets CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET only when it is not 0). The GEMM's
+// CTAs that find their SM held wait for a second wave, which starts when the collective frees its SMs or when the
+// first wave ends, whichever is first: an H100 GEMM of 132 CTAs beside a 24-CTA ncclAllGather took about twice
+// its time in Nsight Systems (NVIDIA developer forum, "Compute-Communication Overlap Causes Severe GEMM
+// Performance Degradation because of Tail Effect", thread 337991). With static tile schedules each late CTA still
+// has its full share, so the GEMM ends min(call, GEMM) + GEMM after its start. A call no longer than its GEMM thus
+// hides nothing: the step prices it as the call, then the GEMM, serial. A longer call hides the GEMM's first wave;
+// its second wave (the GEMM's time again, on the SMs the first one frees) follows the GEMM on the compute stream,
+// where the engine also slows it while NCCL still holds SMs (over by at most that share of the wave). A weight
+// gradient deferred to a W unit (r.defer_wgrad) leaves the call alone: it runs beside nothing here.
+void LayerEmitter::beside_gemm(const LayerRun& r, const CommSpec& call, const Block& gemm, const std::string& name,
+                               std::uint32_t scope, bool weight_gradient) {
+  const Phase d = Phase::bwd_dgrad;
+  const bool runs = !(weight_gradient && r.defer_wgrad);
+  auto emit_gemm = [&] {
+    if (weight_gradient) return wgrad(r, gemm, name.c_str(), *r.chain, scope);
+    out_.compute(r.rank, gemm, name.c_str(), *r.chain, r.layer, r.mb, d, scope);
+  };
+  if (runs && ctx_.comm_model.seconds(out_.scaled(call.demand)) <= gemm.seconds) {
+    r.chain->last = out_.comm(r.rank, call, {r.chain->last}, r.layer, r.mb, d);
+    return emit_gemm();
+  }
+  const OpId pending = out_.comm(r.rank, call, {r.chain->last}, r.layer, r.mb, d);
+  emit_gemm();
+  if (runs && gemm.seconds > 0)
+    out_.compute(r.rank, Block{gemm.seconds, 0, 0}, (name + "_second_wave").c_str(), *r.chain, r.layer, r.mb,
+                 weight_gradient ? Phase::bwd_wgrad : d, scope);
+  join_tp(r, pending);
 }
 // A dense layer's forward collectives come in two halves, the attention's and the MLP's (as its backward's
 // do); a MoE layer's are the attention's alone. Serial, each half follows its block; overlapped

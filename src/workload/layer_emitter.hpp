@@ -4,6 +4,9 @@
 // around them (docs/workload-model.md "What is modelled"). A forward layer and a backward layer can also be emitted
 // merged, in Megatron's combined 1F1B order (moe-modeling.md §5.2). Which layers run, in which order, and the
 // data-parallel weight traffic around them are the schedule walker's and the DP strategy's.
+#include <cstdint>
+#include <string>
+
 #include "layout/pipeline_layout.hpp"
 #include "workload/op_writer.hpp"
 #include "workload/step_context.hpp"
@@ -77,6 +80,8 @@ class LayerEmitter {
     opgraph::OpIds extra;
   };
   void tp_bwd_block(const LayerRun& r, const BlockBackward& b);
+  void beside_gemm(const LayerRun& r, const CommSpec& call, const Block& gemm, const std::string& name,
+                   std::uint32_t scope, bool weight_gradient);
   void tp_stream_collective(const LayerRun& r, Chain& chain, layout::Dim dim, const char* name, double bytes,
                             comm::Collective op, Phase phase);
   void cp_a2a(const LayerRun& r, const char* name, double bytes, Phase phase);

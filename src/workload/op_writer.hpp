@@ -39,6 +39,12 @@ class OpWriter {
   // later in the walk waits on it, and add_dep makes it wait for that input once it exists.
   OpId input_marker(int rank, int mb);
   void add_dep(OpId op, OpId must_finish_first) { graph_.add_dep(op, must_finish_first); }
+  // `d` as comm() turns it into flows: scaled by the what-if efficiency scales.
+  LinkDemand scaled(LinkDemand d) const {
+    d.nvlink_bytes /= params_.scale_up_efficiency_scale;
+    d.nic_bytes /= params_.scale_out_efficiency_scale;
+    return d;
+  }
 
  private:
   Op label_op(int rank, int layer, int mb, Stream stream, OpKind kind, const char* name, const char* category);

@@ -14,14 +14,14 @@ using namespace moesim::comm;
 using kernels::Arch;
 
 TEST_CASE("the achieved-bandwidth curves reproduce the busbw measurements they came from") {
-  for (auto arch : {Arch::hopper, Arch::blackwell}) {
+  for (auto arch : {Arch::hopper, Arch::blackwell, Arch::blackwell_ultra}) {
     auto ms = ring_scale_up_measurements(arch);
     const auto nv = nvls_measurements(arch);
     ms.insert(ms.end(), nv.begin(), nv.end());
     const auto a2a = alltoall_scale_up_measurements(arch);
     ms.insert(ms.end(), a2a.begin(), a2a.end());
-    CHECK(ms.size() == 8u);
-    // Blackwell NVL72 racks: the GB200 tray's ring curve (8-GPU boxes take the 8 x B300 one above).
+    CHECK(ms.size() == (arch == Arch::blackwell ? 9u : 8u));  // B200's ring curve has 4 points, B300's 3
+    // Blackwell NVL72 racks: the GB200 tray's ring curve (8-GPU boxes take their own above).
     const auto rack = arch == Arch::hopper ? std::vector<BusBwMeasurement>{} : ring_scale_up_measurements(arch, true);
     CHECK(rack.size() == (arch == Arch::hopper ? 0u : 4u));
     for (bool large : {false, true}) {
@@ -57,11 +57,11 @@ const std::map<std::string, std::string>& csv_row(const config::CsvTable& t, con
 }
 }  // namespace
 
-TEST_CASE("8-GPU Blackwell boxes price ring collectives from the bundled nccl-busbw.csv rows") {
+TEST_CASE("8 x B300 boxes price ring collectives from the bundled nccl-busbw.csv rows") {
   const auto table = config::read_csv(std::filesystem::path(MOESIM_MEASUREMENTS_DIR) / "nccl-busbw.csv");
   REQUIRE(table.rows.size() == 45u);
   // Every point of the box curve is a row of the table: collective, ranks, size and busbw as bundled.
-  const auto ms = ring_scale_up_measurements(Arch::blackwell);
+  const auto ms = ring_scale_up_measurements(Arch::blackwell_ultra);
   REQUIRE(ms.size() == 3u);
   for (const auto& m : ms) {
     INFO(m.source);
@@ -74,10 +74,10 @@ TEST_CASE("8-GPU Blackwell boxes price ring collectives from the bundled nccl-bu
     CHECK(std::stod(row.at("size_bytes")) == m.message_bytes);
     CHECK(std::stod(row.at("busbw_GBps")) * 1e9 == doctest::Approx(m.busbw_Bps).epsilon(1e-12));
   }
-  // Hand-derived from row NB014 alone: a sequence-parallel all-gather of 64 MiB over the 8 GPUs of a DGX B200
+  // Hand-derived from row NB014 alone: a sequence-parallel all-gather of 64 MiB over the 8 GPUs of a B300 box
   // (NVLink 5, 900 GB/s per direction) takes size x (n-1)/n / busbw = 67,108,864 x 7/8 / 413.62e9 = 141.97 us:
   // the latency 8.4 + 7 x 3.4 = 32.2 us plus 58.72 MB at 900 GB/s x 0.5944.
-  const Fabric box = builtin_fabric(Arch::blackwell, 900e9, 50e9);
+  const Fabric box = builtin_fabric(Arch::blackwell_ultra, 900e9, 50e9);
   const double mib64 = 64.0 * (1 << 20);
   const auto ag = collective_cost({Collective::all_gather, Algorithm::ring, {8, 8}, mib64}, box);
   CHECK(ag.seconds == doctest::Approx(141.97e-6).epsilon(1e-4));
@@ -92,13 +92,42 @@ TEST_CASE("8-GPU Blackwell boxes price ring collectives from the bundled nccl-bu
     INFO(id);
     CHECK(std::abs(rs.seconds / measured - 1) < 0.02);
   }
-  // B300 boxes (blackwell_ultra) take the same curve; NVL72 racks keep the GB200 tray's [S14].
-  CHECK(builtin_fabric(Arch::blackwell_ultra, 900e9, 50e9).efficiency.ring_scale_up.at(mib64) ==
-        box.efficiency.ring_scale_up.at(mib64));
+  // NVL72 racks keep the GB200 tray's curve [S14], GB300 racks too.
   const Fabric rack = builtin_fabric(Arch::blackwell, 900e9, 50e9, true);
+  CHECK(builtin_fabric(Arch::blackwell_ultra, 900e9, 50e9, true).efficiency.ring_scale_up.at(mib64) ==
+        rack.efficiency.ring_scale_up.at(mib64));
   REQUIRE(rack.efficiency.ring_scale_up.points().size() == 4u);
   CHECK(rack.efficiency.ring_scale_up.points().front().source.find("GB200") != std::string::npos);
   CHECK(rack.efficiency.ring_scale_up.at(mib64) > box.efficiency.ring_scale_up.at(mib64));
+}
+
+TEST_CASE("8 x B200 boxes price a ring call as SimuMax's B200 system file does at 8 ranks") {
+  // Hand-derived from kernels-sim/data/simumax-b200/b200_bf16_ceperm.json (all_gather: efficient_factor 0.6735,
+  // latency_us 9.1828, fixed_latency_us 23.1049) with SimuMax's formula (config.py compute_net_op_time): a 64 MiB
+  // all-gather over 8 GPUs moves 7/8 x 67,108,864 = 58,720,256 bytes at 0.6735 x 900 x 2^30 B/s = 650.84 GB/s,
+  // 90.22 us, plus 7 x 9.1828 + 23.1049 = 87.38 us: 177.60 us. moesim's latency stays 32.2 us; the efficiency
+  // carries the rest.
+  const Fabric box = builtin_fabric(Arch::blackwell, 900e9, 50e9);
+  const double mib = 1 << 20;
+  const auto ag = [&](double bytes, int n) {
+    return collective_cost({Collective::all_gather, Algorithm::ring, {n, n}, bytes}, box).seconds;
+  };
+  CHECK(ag(64 * mib, 8) == doctest::Approx(177.60e-6).epsilon(1e-4));
+  CHECK(ag(32 * mib, 8) == doctest::Approx((29360128.0 / (0.6735 * 900 * 1024 * mib) + 87.3845e-6)).epsilon(1e-6));
+  // The in-step call is slower than native nccl-tests on 8 x B300 (141.97 us at 64 MiB, NB014) by the
+  // burst-measured per-call time and B200's own line.
+  const Fabric b300 = builtin_fabric(Arch::blackwell_ultra, 900e9, 50e9);
+  CHECK(collective_cost({Collective::all_gather, Algorithm::ring, {8, 8}, 64 * mib}, b300).seconds <
+        ag(64 * mib, 8) - 30e-6);
+  // Monotone in size and in group width (4 and 2 ranks take the 8-rank curve with fewer ring steps).
+  double last = 0;
+  for (double s = 1 * mib; s <= 2048 * mib; s *= 2) {
+    INFO(s);
+    CHECK(ag(s, 8) > last);
+    CHECK(ag(s, 4) < ag(s, 8));
+    CHECK(ag(s, 2) < ag(s, 4));
+    last = ag(s, 8);
+  }
 }
 
 TEST_CASE("the dispatcher factors reproduce the comm-microbench.csv rows they came from") {

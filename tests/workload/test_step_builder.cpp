@@ -3,7 +3,6 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-
 #include <map>
 #include <memory>
 #include <string>
@@ -402,6 +401,55 @@ TEST_CASE("recomputing the MoE layer reruns its dispatch and combine (Megatron c
     CHECK(moe.count(rank, "ep_combine_recompute") == moe.count(rank, "ep_combine"));
     CHECK(moe.count(rank, "ep_dispatch_recompute") > 0);
     CHECK(act.count(rank, "ep_dispatch_recompute") == 0);
+  }
+}
+
+TEST_CASE("TP backward calls beside a GEMM: serial when no longer than the GEMM, beside it when longer") {
+  // TE issues the input re-gather before the column-parallel dgrad GEMM and the input-gradient reduce-scatter
+  // before the wgrad GEMM; cuBLAS's full-GPU grid leaves the CTAs that find NCCL's SMs taken for a second wave
+  // (layer_emitter.cpp beside_gemm). So the GEMM waits for the call exactly when the call, alone on its links,
+  // takes no longer than the GEMM.
+  void (*tp2)(layout::Layout&) = [](layout::Layout& l) { l.tp = 2, l.ep = 2; };
+  void (*tp4)(layout::Layout&) = [](layout::Layout& l) { l.tp = 4, l.ep = 2; };
+  for (auto tweak : {tp2, tp4}) {
+    const Built b("h100x8.json", "dgx-h100", tweak);
+    CAPTURE(b.layout.tp);
+    const auto& g = b.w.graph;
+    const auto& ops = g.ops();
+    int serial = 0, beside = 0;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const auto& call = ops[i];
+      const std::string name = g.names()[call.name];
+      const bool gather = name == "tp_sp_all_gather_bwd_overlapped";
+      if (call.rank != 0 || (!gather && name != "tp_sp_reduce_scatter_bwd_overlapped")) continue;
+      const auto& c = g.collectives().at(static_cast<std::size_t>(call.collective));
+      double alone = ps_to_seconds(c.latency), flows = 0;
+      for (const auto& f : c.flows)
+        flows = std::max(flows, f.bytes / b.w.network.link_capacity_Bps.at(static_cast<std::size_t>(f.path[0])));
+      alone += flows;
+      // The GEMM: the next compute op of the same layer and micro-batch named *_col_dgrad (gather) or *_wgrad.
+      const std::string suffix = gather ? "_col_dgrad" : "_wgrad";
+      for (std::size_t j = i + 1; j < ops.size(); ++j) {
+        const auto& op = ops[j];
+        const std::string n = g.names()[op.name];
+        if (op.rank != 0 || op.layer != call.layer || op.microbatch != call.microbatch) continue;
+        if (n.size() < suffix.size() || n.compare(n.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+        const bool waits = std::find(op.deps.begin(), op.deps.end(), static_cast<opgraph::OpId>(i)) != op.deps.end();
+        CHECK(waits == (alone <= ps_to_seconds(op.duration) + 1e-12));
+        ++(waits ? serial : beside);
+        // Beside a shorter GEMM, the GEMM's second wave follows it: as long again, no kernel of its own.
+        if (!waits) {
+          REQUIRE(j + 1 < ops.size());
+          CHECK(g.names()[ops[j + 1].name] == n + "_second_wave");
+          CHECK(ops[j + 1].duration == op.duration);
+        }
+        break;
+      }
+    }
+    CHECK(serial + beside == 2 * b.count(0, "tp_sp_all_gather_bwd"));  // every call found its GEMM
+    // Both regimes occur: at TP2 every call is shorter than its GEMM; at TP4 the attention's are longer.
+    CHECK(serial > 0);
+    CHECK((beside > 0) == (b.layout.tp == 4));
   }
 }
 
