@@ -6,6 +6,7 @@
 #include "engine/simulator.hpp"
 #include "predict/step_breakdown.hpp"
 #include "workload/dp_strategy.hpp"
+#include "workload/gradient_norm_sync.hpp"
 #include "workload/optimizer_step.hpp"
 #include "workload/schedule_walker.hpp"
 
@@ -322,7 +323,12 @@ Timed UnitProbe::tail(int rank, int chunks) {
   return table_->get(table_->tails, tail_key(rank, chunks), [&] { return tail_probe(rank, chunks); });
 }
 
-Timed UnitProbe::tail_probe(int rank, int chunks) const {
+// Keyed as a tail of -1 chunks: the tails' own keys count reduced chunks from 0.
+Timed UnitProbe::tail_after_norm(int rank) {
+  return table_->get(table_->tails, tail_key(rank, -1), [&] { return tail_probe(rank, 0, true); });
+}
+
+Timed UnitProbe::tail_probe(int rank, int chunks, bool after_norm) const {
   opgraph::OpGraph g;
   for (const auto& r : ranks_) g.add_rank(r);
   OpWriter out(g, ctx_.host, *binding_, ctx_.in.params);
@@ -331,6 +337,11 @@ Timed UnitProbe::tail_probe(int rank, int chunks) const {
   workload::emit_optimizer(ctx_, out, rank, dp->reduce_gradients(last_backward), dp->shards_optimizer_state());
   const auto result = play(g, network_);
   Timed t;
+  if (after_norm) {
+    const auto wait = workload::gradient_norm_wait(g, rank, 0);
+    if (wait) t.seconds = ps_to_seconds(result.makespan - result.ops.at(static_cast<std::size_t>(*wait)).end);
+    return t;
+  }
   t.seconds = ps_to_seconds(result.makespan);
   t.breakdown = predict::step_breakdown(g, result, rank, t.seconds);
   return t;
