@@ -8,6 +8,7 @@
 #include "workload/dp_strategy.hpp"
 #include "workload/gradient_norm_sync.hpp"
 #include "workload/optimizer_step.hpp"
+#include "workload/param_gather_at_step_end.hpp"
 #include "workload/schedule_walker.hpp"
 
 namespace moesim::estimate {
@@ -335,6 +336,7 @@ Timed UnitProbe::tail_probe(int rank, int chunks, bool after_norm) const {
   const auto dp = workload::make_dp_strategy(workload::dp_strategy_name_for(ctx_.in.layout), ctx_, out, rank);
   const std::vector<workload::OpId> last_backward(static_cast<std::size_t>(chunks), -1);
   workload::emit_optimizer(ctx_, out, rank, dp->reduce_gradients(last_backward), dp->shards_optimizer_state());
+  workload::emit_param_gather_at_step_end(ctx_, out, rank, workload::last_op_of(g, rank));
   const auto result = play(g, network_);
   Timed t;
   if (after_norm) {
@@ -420,6 +422,7 @@ Timed UnitProbe::first_chunk_probe(int part, bool with_dp) const {
     hook([&] {
       dp->after_backward_unit(0, c.last);
       workload::emit_optimizer(ctx_, out, 0, dp->reduce_gradients({c.last}), dp->shards_optimizer_state());
+      workload::emit_param_gather_at_step_end(ctx_, out, 0, workload::last_op_of(g, 0));
     });
   }
   const auto result = play(g, network_);

@@ -20,7 +20,10 @@ namespace moesim::workload {
 // sync of the optimizer phase emit_optimizer writes); none for an optimizer without a norm (FSDP's).
 std::optional<OpId> gradient_norm_wait(const OpGraph& graph, int rank, OpId first);
 
-// Makes each rank's norm wait also wait for every other rank's norm kernel (the wait's first dependency).
+// Makes the first GPU op each rank issues after its norm wait (the clip) also wait for every other rank's norm
+// kernel (a wait's first dependency): the all-reduce's meeting, on the GPU, where the engine's breakdown counts a
+// stage's wait as idle time of the pipeline rather than as host time (a host op blocked on another rank would
+// make the GPU's idle look like launch latency).
 void synchronise_gradient_norms(OpGraph& graph, const std::vector<OpId>& waits);
 
 }  // namespace moesim::workload

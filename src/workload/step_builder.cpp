@@ -10,6 +10,7 @@
 #include "workload/network_binding.hpp"
 #include "workload/op_writer.hpp"
 #include "workload/optimizer_step.hpp"
+#include "workload/param_gather_at_step_end.hpp"
 #include "workload/pipeline_schedule.hpp"
 #include "workload/schedule_walker.hpp"
 #include "workload/step_context.hpp"
@@ -71,6 +72,7 @@ StepWorkload build_step(const StepInputs& inputs) {
     const std::vector<OpId> last_bwd = walker.walk_rank(r, *dp, stage_inputs);
     const auto first = static_cast<OpId>(w.graph.ops().size());
     emit_optimizer(ctx, out, r, dp->reduce_gradients(last_bwd), dp->shards_optimizer_state());
+    emit_param_gather_at_step_end(ctx, out, r, last_op_of(w.graph, r));
     if (const auto wait = gradient_norm_wait(w.graph, r, first)) norm_waits.push_back(*wait);
   }
   // Every stage meets at the gradient norm's all-reduce (gradient_norm_sync.hpp).
