@@ -179,7 +179,9 @@ report::StepReport estimate_step(const predict::Case& c, const predict::PredictO
   for (int r = 0; r < pp && in_step; ++r)
     start += probe.chunk_param_copy(r).scaled(r == 0 && bucketed_start ? vpp - 1 : vpp);
   const Timed launch = probe.graph_launch();
-  double step = 0;
+  // Every stage meets at the gradient norm's all-reduce (workload/gradient_norm_sync.hpp): the step is the latest
+  // stage's way to its norm plus the longest work after it.
+  double to_norm = 0, after_norm = 0;
   std::vector<Timed> tails;
   for (int r = 0; r < pp; ++r) {
     if (r == 0 && bucketed_tail) {
@@ -195,9 +197,12 @@ report::StepReport estimate_step(const predict::Case& c, const predict::PredictO
         backlog = std::max(backlog, (k + 1) * reduce.seconds - std::max(0.0, k * std::min(m, 1.0 * pp) - delay) * b);
       tails.push_back(optimizer + (reduce.seconds > 0 ? reduce.scaled(backlog / reduce.seconds) : Timed{}));
     }
-    step = std::max(step, start.seconds + pipe.last_backward_end[static_cast<std::size_t>(r)] + tails.back().seconds);
+    const double post = probe.tail_after_norm(r).seconds;
+    to_norm = std::max(
+        to_norm, start.seconds + pipe.last_backward_end[static_cast<std::size_t>(r)] + tails.back().seconds - post);
+    after_norm = std::max(after_norm, post);
   }
-  step += launch.seconds;
+  const double step = to_norm + after_norm + launch.seconds;
 
   // Breakdown on the rank with the most compute, as run reports it: its units' shares times the micro-batches,
   // the gather before and the tail after, and the rest of the step as bubble.

@@ -6,7 +6,9 @@
 #include "engine/simulator.hpp"
 #include "predict/step_breakdown.hpp"
 #include "workload/dp_strategy.hpp"
+#include "workload/gradient_norm_sync.hpp"
 #include "workload/optimizer_step.hpp"
+#include "workload/param_gather_at_step_end.hpp"
 #include "workload/schedule_walker.hpp"
 
 namespace moesim::estimate {
@@ -322,15 +324,26 @@ Timed UnitProbe::tail(int rank, int chunks) {
   return table_->get(table_->tails, tail_key(rank, chunks), [&] { return tail_probe(rank, chunks); });
 }
 
-Timed UnitProbe::tail_probe(int rank, int chunks) const {
+// Keyed as a tail of -1 chunks: the tails' own keys count reduced chunks from 0.
+Timed UnitProbe::tail_after_norm(int rank) {
+  return table_->get(table_->tails, tail_key(rank, -1), [&] { return tail_probe(rank, 0, true); });
+}
+
+Timed UnitProbe::tail_probe(int rank, int chunks, bool after_norm) const {
   opgraph::OpGraph g;
   for (const auto& r : ranks_) g.add_rank(r);
   OpWriter out(g, ctx_.host, *binding_, ctx_.in.params);
   const auto dp = workload::make_dp_strategy(workload::dp_strategy_name_for(ctx_.in.layout), ctx_, out, rank);
   const std::vector<workload::OpId> last_backward(static_cast<std::size_t>(chunks), -1);
   workload::emit_optimizer(ctx_, out, rank, dp->reduce_gradients(last_backward), dp->shards_optimizer_state());
+  workload::emit_param_gather_at_step_end(ctx_, out, rank, workload::last_op_of(g, rank));
   const auto result = play(g, network_);
   Timed t;
+  if (after_norm) {
+    const auto wait = workload::gradient_norm_wait(g, rank, 0);
+    if (wait) t.seconds = ps_to_seconds(result.makespan - result.ops.at(static_cast<std::size_t>(*wait)).end);
+    return t;
+  }
   t.seconds = ps_to_seconds(result.makespan);
   t.breakdown = predict::step_breakdown(g, result, rank, t.seconds);
   return t;
@@ -409,6 +422,7 @@ Timed UnitProbe::first_chunk_probe(int part, bool with_dp) const {
     hook([&] {
       dp->after_backward_unit(0, c.last);
       workload::emit_optimizer(ctx_, out, 0, dp->reduce_gradients({c.last}), dp->shards_optimizer_state());
+      workload::emit_param_gather_at_step_end(ctx_, out, 0, workload::last_op_of(g, 0));
     });
   }
   const auto result = play(g, network_);

@@ -68,6 +68,10 @@ class UnitProbe {
   // After rank `rank`'s last backward: the DP strategy's gradient reductions of `chunks` chunks, the embedding
   // all-reduce and the optimizer step, from an idle rank.
   Timed tail(int rank, int chunks);
+  // The part of rank `rank`'s optimizer after its host has the gradient norm (clip, Adam, the copy to the model
+  // weights, the zeroing): what every stage runs after the norm's all-reduce, where the stages meet
+  // (workload/gradient_norm_sync.hpp). Zero where the optimizer has no norm (FSDP).
+  Timed tail_after_norm(int rank);
   // Pipeline rank 0's first chunk where Megatron splits it into buckets (workload::buckets_first_chunk), as the
   // schedule walker runs it with the DP strategy's hooks: what micro-batch 0's forward waits for its buckets'
   // gathers (one bucket ahead of the forward) and their MXFP8 copy, over the forward alone (without the prefetch);
@@ -96,7 +100,7 @@ class UnitProbe {
   std::shared_ptr<ProbeTable> table_;
   std::size_t run_cap_;
   Timed chunk_units(int rank, int chunk, bool merged);
-  Timed tail_probe(int rank, int chunks) const;
+  Timed tail_probe(int rank, int chunks, bool after_norm = false) const;
   Timed first_chunk_bucket_part(int part);
   Timed first_chunk_probe(int part, bool with_dp) const;
   ProbeTable::TailKey tail_key(int rank, int chunks) const;

@@ -188,6 +188,13 @@ struct Layout {
   // disable_forward_pre_hook -> start_param_sync(force_sync=True)), and a training graph captured without its
   // own gathers then has none (docs/workload-model.md "Parameter all-gather").
   bool param_gather_in_step = true;
+  // Megatron's --overlap-param-gather (DistributedDataParallelConfig.overlap_param_gather). On (default here: the
+  // NeMo, Megatron-Bridge and MLPerf recipes set it, and moesim modelled only this before the field): the forward
+  // dispatches the gathers (pre-hooks, or the prefetch with align_param_gather). Off (Megatron-LM's own default,
+  // arguments.py:2383-2384 @23e00ed): the optimizer step all-gathers every bucket synchronously at its end, after
+  // the copy to the model weights (distrib_optimizer.py:2289-2291), on every pipeline stage at once; the forward
+  // waits for none (workload/param_gather_at_step_end.hpp).
+  bool overlap_param_gather = true;
   // The parameters the optimizer updates: fp32, an FP32 master copy beside the BF16 weights (Megatron's mixed
   // precision; FSDP2 over FP32 parameters), or bf16, the BF16 parameters themselves with no master copy (pure BF16
   // training: NeMo AutoModel builds its models in BF16, so its gradients and torch Adam's moments are BF16 too).

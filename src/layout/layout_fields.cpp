@@ -76,6 +76,9 @@ const std::vector<LayoutField>& layout_fields() {
        "after the backward"},
       {"ddp_bucket_size", "", K::non_negative_int, K::non_negative_int,
        "Megatron DDP gradient / parameter bucket size in parameters (default 0 = Megatron's max(40M, 1M x DP))"},
+      {"overlap_param_gather", "", K::boolean, K::boolean,
+       "Megatron --overlap-param-gather (default on): the forward dispatches the parameter all-gathers; off = every "
+       "gather synchronously at the end of the optimizer step, on every pipeline stage at once"},
       {"param_gather_in_step", "", K::boolean, K::boolean,
        "The distributed optimizer's parameter all-gathers and their MXFP8 copies run inside the step (default on); "
        "off where the run refreshes the weights outside the timed step (an evaluation after every step that "
@@ -179,6 +182,7 @@ bool& boolean_member(Layout& l, std::string_view key) {
   if (key == "overlap_grad_reduce") return l.overlap_grad_reduce;
   if (key == "average_in_collective") return l.average_in_collective;
   if (key == "param_gather_in_step") return l.param_gather_in_step;
+  if (key == "overlap_param_gather") return l.overlap_param_gather;
   throw std::logic_error("layout field " + std::string(key) + " is not a boolean member");
 }
 

@@ -56,7 +56,7 @@ std::string megatron_args(const layout::Layout& l) {
   } else {
     if (l.distributed_optimizer) flag(s, "--use-distributed-optimizer");
     flag(s, "--overlap-grad-reduce");
-    flag(s, "--overlap-param-gather");
+    if (l.overlap_param_gather) flag(s, "--overlap-param-gather");
     // Megatron-LM aligns the gathers by default with interleaving and has only the negative flag
     // (arguments.py:3722-3727 at 99a10812); without interleaving it is off whatever is given.
     if (l.align_param_gather == false && l.vpp > 1) flag(s, "--no-align-param-gather");

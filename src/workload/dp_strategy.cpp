@@ -79,7 +79,9 @@ void emit_param_copy(const StepContext& ctx, OpWriter& out, int rank, const memo
   out.compute(rank, copy, "mxfp8_param_copy", chain, -1, -1, Phase::fwd);
 }
 
-bool gathers_params_in_step(const layout::Layout& layout) { return layout.param_gather_in_step; }
+bool gathers_params_in_step(const layout::Layout& layout) {
+  return layout.param_gather_in_step && layout.overlap_param_gather;
+}
 
 bool prefetches_param_gather(const layout::Layout& layout) {
   if (layout.align_param_gather) return *layout.align_param_gather;

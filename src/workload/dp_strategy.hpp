@@ -63,9 +63,10 @@ double param_gather_bytes(const layout::Layout& layout);
 // align_param_gather, Layout::align_param_gather with its default for the schedule) or gathers a chunk on its
 // first forward and waits.
 bool prefetches_param_gather(const layout::Layout& layout);
-// Whether the distributed optimizer's parameter all-gathers and their MXFP8 copies run inside the step
-// (Layout::param_gather_in_step): off, the weights are refreshed outside the timed step and the strategy emits
-// neither; its reduce-scatters are unchanged.
+// Whether the distributed optimizer's parameter all-gathers and their MXFP8 copies run inside the step, on the
+// forward's way (Layout::param_gather_in_step and overlap_param_gather): off, the weights are refreshed outside the
+// timed step, or at the optimizer step's end (param_gather_at_step_end.hpp), and the strategy emits neither; its
+// reduce-scatters are unchanged.
 bool gathers_params_in_step(const layout::Layout& layout);
 // Bytes per parameter of the copy that follows each parameter all-gather on the compute stream when MXFP8
 // weights are gathered through the gradient buffer (Megatron's _post_param_sync with

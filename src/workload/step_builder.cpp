@@ -5,10 +5,12 @@
 #include <vector>
 
 #include "workload/dp_strategy.hpp"
+#include "workload/gradient_norm_sync.hpp"
 #include "workload/layer_emitter.hpp"
 #include "workload/network_binding.hpp"
 #include "workload/op_writer.hpp"
 #include "workload/optimizer_step.hpp"
+#include "workload/param_gather_at_step_end.hpp"
 #include "workload/pipeline_schedule.hpp"
 #include "workload/schedule_walker.hpp"
 #include "workload/step_context.hpp"
@@ -64,11 +66,17 @@ StepWorkload build_step(const StepInputs& inputs) {
   LayerEmitter layers(ctx, out);
   ScheduleWalker walker(ctx, out, layers, schedule_named(schedule_name_for(inputs.layout, inputs.stages.vpp)));
   StageInputs stage_inputs;
+  std::vector<OpId> norm_waits;
   for (int r = 0; r < pp; ++r) {
     const auto dp = make_dp_strategy(dp_strategy_name_for(inputs.layout), ctx, out, r);
     const std::vector<OpId> last_bwd = walker.walk_rank(r, *dp, stage_inputs);
+    const auto first = static_cast<OpId>(w.graph.ops().size());
     emit_optimizer(ctx, out, r, dp->reduce_gradients(last_bwd), dp->shards_optimizer_state());
+    emit_param_gather_at_step_end(ctx, out, r, last_op_of(w.graph, r));
+    if (const auto wait = gradient_norm_wait(w.graph, r, first)) norm_waits.push_back(*wait);
   }
+  // Every stage meets at the gradient norm's all-reduce (gradient_norm_sync.hpp).
+  synchronise_gradient_norms(w.graph, norm_waits);
   stage_inputs.check_all_delivered();
   w.simulated_ranks = pp;
   w.routing = ctx.routing;

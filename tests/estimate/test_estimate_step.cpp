@@ -36,6 +36,10 @@ TEST_CASE("estimate follows the engine on small layouts (within 8 %)") {
       [](layout::Layout& l) { l.tp = 2, l.pp = 1, l.ep = 4; },
       [](layout::Layout& l) { l.pp = 2, l.vpp = 2, l.ep = 4; },
       [](layout::Layout& l) { l.pp = 2, l.vpp = 2, l.ep = 4, l.param_gather_in_step = false; },
+      // The gathers at the optimizer step's end (param_gather_at_step_end.hpp), with and without interleaving.
+      [](layout::Layout& l) { l.overlap_param_gather = false; },
+      [](layout::Layout& l) { l.pp = 2, l.vpp = 2, l.ep = 4, l.overlap_param_gather = false; },
+      [](layout::Layout& l) { l.pp = 1, l.ep = 8, l.overlap_param_gather = false, l.overlap_grad_reduce = false; },
       [](layout::Layout& l) { l.a2a_overlap = true, l.vpp = 2; },
       [](layout::Layout& l) { l.recompute.granularity = layout::RecomputeGranularity::full; },
       [](layout::Layout& l) { l.cuda_graph = layout::CudaGraph::full; },

@@ -85,6 +85,8 @@ TEST_CASE("the recipes' DDP settings reach the rows: MLPerf Llama 3.1 8B, the ML
   CHECK(layout_of("groundtruth.csv", "GT062").ddp_bucket_size == 134217728);
   // SimuMax's launchers overlap no gradient reduction.
   CHECK_FALSE(layout_of("simumax_b200.csv", "SB001").overlap_grad_reduce);
+  CHECK_FALSE(layout_of("simumax_b200.csv", "SB001").overlap_param_gather);
+  CHECK(nr019.overlap_param_gather);
   // A NeMo 2 performance-page row keeps Megatron's defaults.
   const auto nr023 = layout_of("published_2026_12.csv", "NR023");
   CHECK(nr023.ddp_bucket_size == 0);
