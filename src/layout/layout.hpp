@@ -188,6 +188,9 @@ struct Layout {
   // disable_forward_pre_hook -> start_param_sync(force_sync=True)), and a training graph captured without its
   // own gathers then has none (docs/workload-model.md "Parameter all-gather").
   bool param_gather_in_step = true;
+  // Whether NCCL may run NVLink SHARP (NVLS) collectives inside an NVSwitch domain (default on); off where the run
+  // sets NCCL_NVLS_ENABLE=0: every all-reduce and all-gather then takes ring or tree.
+  bool nccl_nvls = true;
   // The parameters the optimizer updates: fp32, an FP32 master copy beside the BF16 weights (Megatron's mixed
   // precision; FSDP2 over FP32 parameters), or bf16, the BF16 parameters themselves with no master copy (pure BF16
   // training: NeMo AutoModel builds its models in BF16, so its gradients and torch Adam's moments are BF16 too).
