@@ -195,6 +195,9 @@ struct Layout {
   // the copy to the model weights (distrib_optimizer.py:2289-2291), on every pipeline stage at once; the forward
   // waits for none (workload/param_gather_at_step_end.hpp).
   bool overlap_param_gather = true;
+  // Whether NCCL may run NVLink SHARP (NVLS) collectives inside an NVSwitch domain (default on); off where the run
+  // sets NCCL_NVLS_ENABLE=0: every all-reduce and all-gather then takes ring or tree.
+  bool nccl_nvls = true;
   // The parameters the optimizer updates: fp32, an FP32 master copy beside the BF16 weights (Megatron's mixed
   // precision; FSDP2 over FP32 parameters), or bf16, the BF16 parameters themselves with no master copy (pure BF16
   // training: NeMo AutoModel builds its models in BF16, so its gradients and torch Adam's moments are BF16 too).

@@ -202,6 +202,7 @@ Layout read_layout_fields(ObjectReader& r) {
   l.average_in_collective = fr.boolean("average_in_collective").value_or(false);
   l.param_gather_in_step = fr.boolean("param_gather_in_step").value_or(true);
   l.overlap_param_gather = fr.boolean("overlap_param_gather").value_or(true);
+  l.nccl_nvls = fr.boolean("nccl_nvls").value_or(true);
   l.fp8_attention = fr.boolean("fp8_attention").value_or(false);
   if (const std::string key = fr.spelling("te_version"); !key.empty() && r.raw(key)->is_number())
     // A JSON number cannot hold "2.10" (it reads 2.1): say so instead of a bare "expected a string".

@@ -36,7 +36,7 @@ LinkDemand CommCostModel::collective(const comm::CollectiveSpec& spec) const {
 LinkDemand CommCostModel::nccl(comm::Collective op, const comm::GroupShape& group, double bytes) const {
   std::vector<comm::Algorithm> candidates{comm::Algorithm::ring};
   if (op == comm::Collective::all_reduce) candidates.push_back(comm::Algorithm::tree);
-  if ((op == comm::Collective::all_reduce || op == comm::Collective::all_gather) && group.single_domain())
+  if (nvls_ && (op == comm::Collective::all_reduce || op == comm::Collective::all_gather) && group.single_domain())
     candidates.push_back(comm::Algorithm::nvls);
   comm::CollectiveSpec best{op, comm::Algorithm::ring, group, bytes};
   double best_s = comm::collective_cost(best, fabric_).seconds;

@@ -30,7 +30,7 @@ class CommCostModel {
   // An NCCL collective (ring / tree / NVLS / direct all-to-all / send-recv) of comm::CollectiveSpec's size convention.
   LinkDemand collective(const comm::CollectiveSpec& spec) const;
   // NCCL's choice for `op` over `group`: the fastest of the algorithms comm/ models for it (ring always; tree for
-  // all-reduce; NVLS for all-reduce and all-gather inside one NVSwitch domain), as NCCL's tuner picks the
+  // all-reduce; NVLS for all-reduce and all-gather inside one NVSwitch domain unless without_nvls), as NCCL's tuner picks the
   // algorithm with the lowest predicted time (tuning.cc [S21]). `bytes` in comm::CollectiveSpec's convention.
   LinkDemand nccl(comm::Collective op, const comm::GroupShape& group, double bytes) const;
   // One phase of an EP token exchange with `d`'s byte accounting, measured efficiency and SMs.
@@ -40,11 +40,18 @@ class CommCostModel {
   double seconds(const LinkDemand& d) const;
 
   const comm::Fabric& fabric() const { return fabric_; }
+  // The same model with NVLS unavailable to nccl() (NCCL_NVLS_ENABLE=0: NCCL's tuner then never offers it).
+  CommCostModel without_nvls() const {
+    CommCostModel c = *this;
+    c.nvls_ = false;
+    return c;
+  }
 
  private:
   LinkDemand demand(double latency_s, double scale_up_s, double scale_out_s, int sms) const;
   kernels::Arch arch_;
   bool large_domain_;
+  bool nvls_ = true;
   comm::Fabric fabric_;
 };
 

@@ -29,29 +29,36 @@ namespace moesim::workload {
 namespace {
 
 // The units of pipeline rank `rank`'s first chunk in the order the backward finishes them, with their parameters
-// per GPU scaled so that each side adds up to the chunk's (chunk_params, the figure every other DP op uses).
+// per GPU scaled so that each side adds up to the chunk's (chunk_params, the figure every other DP op uses). With
+// an FP8 parameter buffer the embedding and the output layer (BF16 weights outside Transformer Engine's modules)
+// are the plan's tail, merged into the last bucket (dp_buckets.hpp); the layers' norm weights, BF16 too, stay
+// with their layers (a few thousand parameters each).
 BucketPlan first_chunk_plan(const StepContext& ctx, int rank) {
   const auto& ch = ctx.in.stages.chunk(rank, 0);
   const auto units = memory::unit_params_per_gpu(ctx.in.model, ctx.in.layout);
   const int layers = static_cast<int>(ctx.in.model.num_layers);
-  std::vector<std::pair<int, memory::LayerShare>> order;
-  if (ch.has_loss) order.emplace_back(kHeadUnit, units.head);
+  const bool split = fp8_param_buffer(ctx.in.layout);
+  BucketPlan::Units order, tail;
+  auto& outer = split ? tail : order;  // the embedding and the head
+  if (ch.has_loss) outer.emplace_back(kHeadUnit, units.head);
   for (auto t = ch.mtp_layers.rbegin(); t != ch.mtp_layers.rend(); ++t)
     order.emplace_back(layers + *t, units.layers.at(static_cast<std::size_t>(layers + *t)));
   for (auto l = ch.layers.rbegin(); l != ch.layers.rend(); ++l)
     order.emplace_back(*l, units.layers.at(static_cast<std::size_t>(*l)));
-  if (ch.has_embedding) order.emplace_back(kEmbeddingUnit, units.embedding);
+  if (ch.has_embedding) outer.emplace_back(kEmbeddingUnit, units.embedding);
   memory::LayerShare sum;
-  for (const auto& [key, s] : order) {
-    sum.dense += s.dense;
-    sum.expert += s.expert;
-  }
+  for (const auto* list : {&order, &tail})
+    for (const auto& [key, s] : *list) {
+      sum.dense += s.dense;
+      sum.expert += s.expert;
+    }
   const memory::LayerShare want = chunk_params(ctx, rank);
-  for (auto& [key, s] : order) {
-    s.dense *= sum.dense > 0 ? want.dense / sum.dense : 0;
-    s.expert *= sum.expert > 0 ? want.expert / sum.expert : 0;
-  }
-  return BucketPlan(order, ddp_bucket_params(ctx.in.layout));
+  for (auto* list : {&order, &tail})
+    for (auto& [key, s] : *list) {
+      s.dense *= sum.dense > 0 ? want.dense / sum.dense : 0;
+      s.expert *= sum.expert > 0 ? want.expert / sum.expert : 0;
+    }
+  return BucketPlan(order, ddp_bucket_params(ctx.in.layout), tail);
 }
 
 memory::LayerShare side_share(int side, double params) {
@@ -80,7 +87,7 @@ class DistributedOptimizer final : public DataParallelStrategy {
     walking_ = true;
     if (!prefetch_ || !in_step_) return;
     for (int c = 0; c < ctx_.in.stages.vpp; ++c) {
-      const OpId last = gather({});
+      const OpId last = gather(c, {});
       if (last >= 0) gathers_[c] = last;
     }
   }
@@ -96,7 +103,7 @@ class DistributedOptimizer final : public DataParallelStrategy {
       return;
     }
     if (!prefetch_) {
-      const OpId last = gather(chain.last >= 0 ? opgraph::OpIds{chain.last} : opgraph::OpIds{});
+      const OpId last = gather(chunk, chain.last >= 0 ? opgraph::OpIds{chain.last} : opgraph::OpIds{});
       if (last >= 0) chain.last = last;
     } else if (auto it = gathers_.find(chunk); it != gathers_.end()) {
       chain.last = out_.join(rank_, -1, -1, chain.last, it->second);
@@ -155,19 +162,23 @@ class DistributedOptimizer final : public DataParallelStrategy {
  private:
   bool gathers_buckets() const { return plan_ && walking_ && !prefetch_ && in_step_; }
 
-  // One chunk's parameter all-gather (the dense side, then the experts), after `deps`.
-  OpId gather(opgraph::OpIds deps) {
+  // Chunk `chunk`'s parameter all-gather (the dense side, then the experts), after `deps`.
+  OpId gather(int chunk, opgraph::OpIds deps) {
     return dp_collectives(ctx_, out_, rank_, chunk_params(ctx_, rank_), param_gather_bytes(ctx_.in.layout),
                           comm::Collective::all_gather, "dp_param_allgather", "edp_param_allgather", std::move(deps),
-                          -1, -1, Phase::fwd);
+                          -1, -1, Phase::fwd, wide_params(ctx_, rank_, chunk));
   }
 
-  OpId bucket_collective(int side, double params, comm::Collective op, opgraph::OpIds deps, Phase phase) {
+  // Bucket `b` of `side`; its gather moves the tail's parameters (BF16 next to FP8 weights) at their width.
+  OpId bucket_collective(int side, int b, comm::Collective op, opgraph::OpIds deps, Phase phase) {
+    const auto bi = static_cast<std::size_t>(b);
     const bool gathers = op == comm::Collective::all_gather;
-    return dp_collectives(ctx_, out_, rank_, side_share(side, params),
-                          gathers ? param_gather_bytes(ctx_.in.layout) : grad_reduce_bytes(ctx_.in.layout), op,
+    const auto& l = ctx_.in.layout;
+    return dp_collectives(ctx_, out_, rank_, side_share(side, plan_->sizes(side)[bi]),
+                          gathers ? param_gather_bytes(l) : grad_reduce_bytes(l), op,
                           gathers ? "dp_param_allgather" : "dp_grad_reduce_scatter",
-                          gathers ? "edp_param_allgather" : "edp_grad_reduce_scatter", std::move(deps), -1, -1, phase);
+                          gathers ? "edp_param_allgather" : "edp_grad_reduce_scatter", std::move(deps), -1, -1, phase,
+                          gathers && side == 0 ? plan_->tail_params(side)[bi] : 0);
   }
 
   // Unit `key`'s forward waits for its buckets, highest index (first gathered) first; each bucket's wait
@@ -180,45 +191,48 @@ class DistributedOptimizer final : public DataParallelStrategy {
         auto& ops = gathers_by_bucket_[s];
         const auto bi = static_cast<std::size_t>(b);
         if (ops[bi] == kNotGathered)
-          ops[bi] = bucket_collective(s, plan_->sizes(s)[bi], comm::Collective::all_gather,
+          ops[bi] = bucket_collective(s, b, comm::Collective::all_gather,
                                       chain.last >= 0 ? opgraph::OpIds{chain.last} : opgraph::OpIds{}, Phase::fwd);
         if (ops[bi] >= 0) chain.last = out_.join(rank_, -1, -1, chain.last, ops[bi]);
         if (b > 0 && ops[bi - 1] == kNotGathered)
-          ops[bi - 1] = bucket_collective(s, plan_->sizes(s)[bi - 1], comm::Collective::all_gather,
+          ops[bi - 1] = bucket_collective(s, b - 1, comm::Collective::all_gather,
                                           ops[bi] >= 0 ? opgraph::OpIds{ops[bi]} : opgraph::OpIds{}, Phase::fwd);
       }
     }
   }
 
   // A unit of the bucketed chunk finished its backward of micro-batch `mb`: on the last micro-batch its gradients
-  // are final and the buckets they complete are reduce-scattered after `after`.
+  // are final, and every bucket that now has all of its gradients is reduce-scattered after `after`, lowest index
+  // first (register_grad_ready, param_and_grad_buffer.py:469-478: a bucket group's reduce-scatter is issued when
+  // its last parameter's gradient is ready, whatever the order).
   void unit_done(int key, int mb, OpId after) {
     if (!hooks_reduce_ || !walking_ || mb != ctx_.in.layout.num_microbatches() - 1) return;
     for (int s = 0; s < BucketPlan::kSides; ++s) {
-      done_[s] = std::max(done_[s], plan_->end_of(key, s));
-      const auto& sizes = plan_->sizes(s);
-      double end = 0;
-      for (std::size_t b = 0; b < sizes.size(); ++b) {
-        end += sizes[b];
-        if (b < reduced_[s] || end > done_[s] * (1 + 1e-12)) continue;
-        const OpId r = bucket_collective(s, sizes[b], comm::Collective::reduce_scatter, {after}, Phase::bwd_wgrad);
-        if (r >= 0) last_reduce_ = r;
-        reduced_[s] = b + 1;
+      auto& left = pending_[static_cast<std::size_t>(s)];
+      if (left.empty()) left = plan_->sizes(s);
+      const auto shares = plan_->shares_of(key, s);
+      for (const auto& [b, params] : shares) left[static_cast<std::size_t>(b)] -= params;
+      for (std::size_t b = 0; b < left.size(); ++b) {
+        const double size = plan_->sizes(s)[b];
+        if (reduced_[s].count(b) || left[b] > size * 1e-9) continue;
+        reduce_bucket(s, b, after);
       }
     }
+  }
+
+  void reduce_bucket(int side, std::size_t b, OpId after) {
+    const OpId r =
+        bucket_collective(side, static_cast<int>(b), comm::Collective::reduce_scatter, {after}, Phase::bwd_wgrad);
+    if (r >= 0) last_reduce_ = r;
+    reduced_[static_cast<std::size_t>(side)].insert(b);
   }
 
   // After the backward: the buckets no unit completed (rounding, W units) go after the chunk's last backward.
   std::vector<OpId> reduce_rest_of_buckets(const std::vector<OpId>& last_backward) {
     const OpId after = last_backward.empty() ? -1 : last_backward[0];
-    for (int s = 0; s < BucketPlan::kSides; ++s) {
-      const auto& sizes = plan_->sizes(s);
-      for (std::size_t b = reduced_[s]; b < sizes.size(); ++b) {
-        const OpId r = bucket_collective(s, sizes[b], comm::Collective::reduce_scatter, {after}, Phase::bwd_wgrad);
-        if (r >= 0) last_reduce_ = r;
-      }
-      reduced_[s] = sizes.size();
-    }
+    for (int s = 0; s < BucketPlan::kSides; ++s)
+      for (std::size_t b = 0; b < plan_->sizes(s).size(); ++b)
+        if (!reduced_[static_cast<std::size_t>(s)].count(b)) reduce_bucket(s, b, after);
     return {last_reduce_ >= 0 ? last_reduce_ : after};
   }
 
@@ -237,8 +251,8 @@ class DistributedOptimizer final : public DataParallelStrategy {
   bool walking_ = false;       // begin() was called: the schedule walker drives this strategy
   static constexpr OpId kNotGathered = -2;  // a bucket whose gather is not issued yet (-1: issued, moved nothing)
   std::array<std::vector<OpId>, BucketPlan::kSides> gathers_by_bucket_;
-  std::array<double, BucketPlan::kSides> done_{};
-  std::array<std::size_t, BucketPlan::kSides> reduced_{};
+  std::array<std::vector<double>, BucketPlan::kSides> pending_;    // gradients each bucket still waits for
+  std::array<std::set<std::size_t>, BucketPlan::kSides> reduced_;  // the buckets reduce-scattered so far
   OpId last_reduce_ = -1;
 };
 }  // namespace

@@ -54,8 +54,18 @@ bool mxfp8_through_grad_buffer(const layout::Layout& layout) {
 }
 }  // namespace
 
-double param_gather_bytes(const layout::Layout& layout) {
-  return layout.fp8_param_gather && !mxfp8_through_grad_buffer(layout) ? 1.0 : 2.0;
+double param_gather_bytes(const layout::Layout& layout) { return fp8_param_buffer(layout) ? 1.0 : kWideParamBytes; }
+
+bool fp8_param_buffer(const layout::Layout& layout) {
+  return layout.fp8_param_gather && !mxfp8_through_grad_buffer(layout) && !layout.fsdp;
+}
+
+double wide_params(const StepContext& ctx, int rank, int chunk) {
+  if (!fp8_param_buffer(ctx.in.layout)) return 0;
+  const auto& ch = ctx.in.stages.chunk(rank, chunk);
+  if (!ch.has_embedding && !ch.has_loss) return 0;
+  const auto units = memory::unit_params_per_gpu(ctx.in.model, ctx.in.layout);
+  return (ch.has_embedding ? units.embedding.dense : 0) + (ch.has_loss ? units.head.dense : 0);
 }
 
 double param_copy_bytes(const layout::Layout& layout) {
@@ -96,15 +106,18 @@ double grad_reduce_bytes(const layout::Layout& layout) {
 
 OpId dp_collectives(const StepContext& ctx, OpWriter& out, int rank, const memory::LayerShare& params,
                     double bytes_per_param, comm::Collective op, const char* dense_name, const char* expert_name,
-                    opgraph::OpIds deps, int layer, int mb, Phase phase) {
+                    opgraph::OpIds deps, int layer, int mb, Phase phase, double wide_dense) {
   const auto& dense = ctx.dense_dp;
   const auto& expert = ctx.expert_dp;
   OpId last = -1;
+  const double wide = std::clamp(wide_dense, 0.0, params.dense);
+  const double dense_bytes =
+      (params.dense - wide) * bytes_per_param + wide * std::max(bytes_per_param, kWideParamBytes);
   if (dense.size > 1 && params.dense > 0)
-    last = out.comm(rank,
-                    ctx.gather_scatter(Stream::dp_comm, "dp", dense_name, dense,
-                                       params.dense * bytes_per_param * (dense.size - 1) / dense.size, op),
-                    deps, layer, mb, phase);
+    last = out.comm(
+        rank,
+        ctx.gather_scatter(Stream::dp_comm, "dp", dense_name, dense, dense_bytes * (dense.size - 1) / dense.size, op),
+        deps, layer, mb, phase);
   if (expert.size > 1 && params.expert > 0)
     last = out.comm(rank,
                     ctx.gather_scatter(Stream::dp_comm, "dp", expert_name, expert,

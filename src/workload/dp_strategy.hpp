@@ -59,6 +59,17 @@ std::string_view dp_strategy_name_for(const layout::Layout& layout);
 // gradient buffer and requantizes after (param_and_grad_buffer.py, "Parameter all-gather" in docs/workload-model.md);
 // BF16 otherwise.
 double param_gather_bytes(const layout::Layout& layout);
+// Bytes of a BF16 parameter: the gather width of every weight without FP8 parameters, and of the weights outside
+// the FP8 buffer with them.
+inline constexpr double kWideParamBytes = 2.0;
+// Whether the model keeps FP8 weights in a buffer of their own (fp8_param_gather, not MXFP8 through the gradient
+// buffer, not FSDP): Transformer Engine's linear weights are FP8 there, the embedding, the output layer and the
+// norms stay BF16 in a second buffer (Megatron-LM 25.09-alpha.rc1 distributed_data_parallel.py:152-249, one
+// buffer per (param dtype, grad dtype)), gathered at two bytes and grouped with the FP8 buffer's last bucket.
+bool fp8_param_buffer(const layout::Layout& layout);
+// The dense parameters of `rank`'s chunk `chunk` outside the FP8 buffer (its embedding and output layer, per GPU);
+// 0 without an FP8 buffer.
+double wide_params(const StepContext& ctx, int rank, int chunk);
 // Whether the distributed optimizer prefetches each chunk's parameter all-gather from the step's start (Megatron's
 // align_param_gather, Layout::align_param_gather with its default for the schedule) or gathers a chunk on its
 // first forward and waits.
@@ -78,10 +89,11 @@ void emit_param_copy(const StepContext& ctx, OpWriter& out, int rank, const memo
 double grad_reduce_bytes(const layout::Layout& layout);
 // A data-parallel gather or reduce-scatter of `params` (per GPU, before sharding) at `bytes_per_param`: the dense
 // side over DP x CP, then the routed experts over EDP once it is done; a group of one GPU, or a side without
-// parameters, moves nothing. Returns the last op, or -1 when none was emitted.
+// parameters, moves nothing. `wide_dense` of the dense parameters move at least kWideParamBytes each (BF16 weights
+// in the gather of an FP8-parameter model). Returns the last op, or -1 when none was emitted.
 OpId dp_collectives(const StepContext& ctx, OpWriter& out, int rank, const memory::LayerShare& params,
                     double bytes_per_param, comm::Collective op, const char* dense_name, const char* expert_name,
-                    opgraph::OpIds deps, int layer, int mb, Phase phase);
+                    opgraph::OpIds deps, int layer, int mb, Phase phase, double wide_dense = 0);
 // This GPU's parameters of one chunk (dense side, expert side).
 memory::LayerShare chunk_params(const StepContext& ctx, int rank);
 // The gradient reduce-scatter of each chunk once its last backward is done (--overlap-grad-reduce) and, where

@@ -79,7 +79,8 @@ StepContext::StepContext(const StepInputs& inputs)
       rank_map(inputs.layout),
       fabric_spec(inputs.fabric ? *inputs.fabric : FabricSpec{}),
       placement(inputs.layout, fabric_spec.ep_placement),
-      comm_model(comm_cost_model(inputs.system)) {
+      comm_model(inputs.layout.nccl_nvls ? comm_cost_model(inputs.system)
+                                         : comm_cost_model(inputs.system).without_nvls()) {
   const auto& l = inputs.layout;
   const auto& m = inputs.model;
   domain = scale_up_domain(inputs.system);

@@ -71,6 +71,11 @@ TEST_CASE("the recipes' DDP settings reach the rows: MLPerf Llama 3.1 8B, the ML
   CHECK(nr019.average_in_collective);
   CHECK(nr019.grad_reduce_dtype == layout::Dtype::bf16);
   CHECK(nr019.overlap_grad_reduce);
+  // Its config_common.sh: FP8 weights gathered as such, NVLS off; the FP4 405B rows keep BF16 gathers.
+  CHECK(nr019.fp8_param_gather);
+  CHECK_FALSE(nr019.nccl_nvls);
+  CHECK_FALSE(layout_of("published_2026_12.csv", "NR013").fp8_param_gather);
+  CHECK_FALSE(layout_of("published_2026_12.csv", "NR013").nccl_nvls);
   // The DeepSeek-V3 yaml's 128M buckets; Megatron-Bridge's recipes average in the collective.
   const auto mls009 = layout_of("coreweave-gb300-dsv3.csv", "MLS009");
   CHECK(mls009.ddp_bucket_size == 134217728);
@@ -91,4 +96,6 @@ TEST_CASE("the recipes' DDP settings reach the rows: MLPerf Llama 3.1 8B, the ML
   const auto nr023 = layout_of("published_2026_12.csv", "NR023");
   CHECK(nr023.ddp_bucket_size == 0);
   CHECK_FALSE(nr023.average_in_collective);
+  CHECK_FALSE(nr023.fp8_param_gather);
+  CHECK(nr023.nccl_nvls);
 }

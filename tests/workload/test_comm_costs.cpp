@@ -54,6 +54,29 @@ TEST_CASE("NCCL's choice: the fastest modelled algorithm for the op and the grou
         doctest::Approx(seconds(f, Collective::reduce_scatter, Algorithm::ring, {8, 8}, S)).epsilon(1e-12));
 }
 
+TEST_CASE("NCCL_NVLS_ENABLE=0: without NVLS the choice is the best of ring and tree, never faster than with it") {
+  const workload::CommCostModel with(kernels::Arch::hopper, 450e9, 50e9, false);
+  const workload::CommCostModel without = with.without_nvls();
+  const auto& f = with.fabric();
+  auto time_of = [&](const workload::LinkDemand& d) {
+    return d.latency_s + std::max(d.nvlink_bytes / 450e9, d.nic_bytes / 50e9);
+  };
+  for (const double bytes : {4.0, 1e6, 1e9}) {
+    // An all-gather inside one domain: the ring (NVLS beats it at large sizes on the H200 curve).
+    CHECK(time_of(without.nccl(Collective::all_gather, {8, 8}, bytes)) ==
+          doctest::Approx(seconds(f, Collective::all_gather, Algorithm::ring, {8, 8}, bytes)).epsilon(1e-12));
+    // An all-reduce: ring or tree.
+    const double best = std::min(seconds(f, Collective::all_reduce, Algorithm::ring, {8, 8}, bytes),
+                                 seconds(f, Collective::all_reduce, Algorithm::tree, {8, 8}, bytes));
+    CHECK(time_of(without.nccl(Collective::all_reduce, {8, 8}, bytes)) == doctest::Approx(best).epsilon(1e-12));
+    for (const auto op : {Collective::all_gather, Collective::all_reduce, Collective::reduce_scatter})
+      CHECK(time_of(without.nccl(op, {8, 8}, bytes)) >= time_of(with.nccl(op, {8, 8}, bytes)) * (1 - 1e-12));
+  }
+  // Across domains nothing changes (NVLS is never a candidate there).
+  CHECK(time_of(without.nccl(Collective::all_reduce, {16, 8}, 1e9)) ==
+        doctest::Approx(time_of(with.nccl(Collective::all_reduce, {16, 8}, 1e9))).epsilon(1e-12));
+}
+
 TEST_CASE("group_shape: the smallest domain count that splits the group evenly") {
   CHECK(workload::group_shape(32, 4).ranks_per_domain == 8);
   CHECK(workload::group_shape(6, 4).domains() == 6);  // 4 and 5 do not divide 6

@@ -3,13 +3,16 @@
 // chunk is bucketed, and on small-moe PP2 x EP4 (tests/fixtures/predict/h100x8.json, DP4, EDP1) that bucketing
 // rank 0's chunk starts its reduce-scatters inside the last micro-batch's backward, moves the same bytes, and
 // leaves less of the reduction after the backward; without overlap_grad_reduce every reduce-scatter waits for it.
+// With FP8 parameters the embedding and the output layer join the last bucket and are gathered at two bytes.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "core/units.hpp"
 #include "engine/simulator.hpp"
+#include "memory/memory_model.hpp"
 #include "played_step.hpp"
 #include "small_moe_step.hpp"
 #include "workload/dp_buckets.hpp"
@@ -20,15 +23,21 @@ using namespace moesim;
 
 using Played = test::PlayedStep;
 
-// small-moe on 8 H100s with rank 0's first chunk in buckets of `bucket` parameters (0: Megatron's default).
-Played play(int bucket, bool overlap) {
+// small-moe on 8 H100s with rank 0's first chunk in buckets of `bucket` parameters (0: Megatron's default);
+// `fp8_params`: FP8 (current scaling) training with FP8 weights gathered as such.
+Played play(int bucket, bool overlap, bool fp8_params = false) {
   static int b = 0;
-  static bool o = true;
+  static bool o = true, f = false;
   b = bucket;
   o = overlap;
+  f = fp8_params;
   const test::SmallMoeStep in("h100x8.json", "dgx-h100", [](layout::Layout& l) {
     l.ddp_bucket_size = b;
     l.overlap_grad_reduce = o;
+    if (f) {
+      l.precision = layout::Precision::fp8_tensorwise;
+      l.fp8_param_gather = true;
+    }
   });
   return test::play_step(in);
 }
@@ -73,10 +82,72 @@ TEST_CASE("bucket plan: sizes in backward order, a unit's buckets, boundaries in
   CHECK(plan.buckets_of(workload::kEmbeddingUnit, 0) == std::vector<int>{3});
   CHECK(plan.buckets_of(workload::kEmbeddingUnit, 1).empty());
   CHECK(plan.buckets_of(0, 1) == std::vector<int>{0});
-  CHECK(plan.end_of(0, 0) == 1300);
+  CHECK(plan.shares_of(0, 0) == std::vector<std::pair<int, double>>{{2, 400}, {3, 100}});  // [800, 1300)
   // 1,700 dense parameters: four full buckets and a remainder of 100.
   const workload::BucketPlan rest({{0, {1700, 0}}}, 400);
   CHECK(rest.sizes(0) == std::vector<double>{400, 400, 400, 400, 100});
+}
+
+TEST_CASE("bucket plan: a tail joins the last bucket whatever its size") {
+  // Layers 1 and 0 (500 dense + 100 expert each) bucketed by 400, then the head and the embedding (300 dense
+  // each) as the tail: buckets 400, 400 and 200 + 600; the experts' side has no tail.
+  const workload::BucketPlan plan({{1, {500, 100}}, {0, {500, 100}}}, 400,
+                                  {{workload::kHeadUnit, {300, 0}}, {workload::kEmbeddingUnit, {300, 0}}});
+  CHECK(plan.sizes(0) == std::vector<double>{400, 400, 800});
+  CHECK(plan.tail_params(0) == std::vector<double>{0, 0, 600});
+  CHECK(plan.sizes(1) == std::vector<double>{200});
+  CHECK(plan.tail_params(1) == std::vector<double>{0});
+  CHECK(plan.total(0) == 1600);
+  CHECK(plan.buckets_of(workload::kHeadUnit, 0) == std::vector<int>{2});  // the head finishes first, reduced last
+  CHECK(plan.buckets_of(workload::kEmbeddingUnit, 0) == std::vector<int>{2});
+  CHECK(plan.buckets_of(0, 0) == std::vector<int>{1, 2});
+  using Shares = std::vector<std::pair<int, double>>;
+  CHECK(plan.shares_of(0, 0) == Shares{{1, 300}, {2, 200}});
+  CHECK(plan.shares_of(workload::kHeadUnit, 0) == Shares{{2, 300}});
+  // Every parameter is in exactly one bucket: the shares of all units add up to the bucket sizes.
+  std::vector<double> sum(3, 0);
+  for (const int key : {1, 0, workload::kHeadUnit, workload::kEmbeddingUnit})
+    for (const auto& [b, p] : plan.shares_of(key, 0)) sum[static_cast<std::size_t>(b)] += p;
+  CHECK(sum == plan.sizes(0));
+  // A chunk of the tail alone is one bucket of it.
+  const workload::BucketPlan tail_only({}, 400, {{workload::kEmbeddingUnit, {300, 0}}});
+  CHECK(tail_only.sizes(0) == std::vector<double>{300});
+  CHECK(tail_only.tail_params(0) == std::vector<double>{300});
+  CHECK(tail_only.sizes(1).empty());
+}
+
+TEST_CASE("FP8 parameters: the gathers move one byte per FP8 weight and two per embedding and output weight") {
+  layout::Layout l;
+  CHECK_FALSE(workload::fp8_param_buffer(l));
+  l.precision = layout::Precision::fp8_tensorwise;
+  l.fp8_param_gather = true;
+  CHECK(workload::fp8_param_buffer(l));
+  CHECK(workload::param_gather_bytes(l) == 1.0);
+  l.precision = layout::Precision::mxfp8;  // MXFP8 weights are gathered in BF16 through the gradient buffer
+  CHECK_FALSE(workload::fp8_param_buffer(l));
+  CHECK(workload::param_gather_bytes(l) == 2.0);
+
+  // small-moe PP2, DP4, EDP1 (only the dense side is gathered): rank 0 holds the embedding and layers 0-3 (its
+  // chunk bucketed), rank 1 layers 4-7 and the head. Hand-derived: each rank gathers (P - W) x 1 + W x 2 bytes
+  // of its P dense parameters, W of them the embedding's or the head's, against P x 2 in BF16; every gather moves
+  // 3/4 of that over the wire either way, so the ratio of the totals is sum(P + W) / sum(2 P).
+  const Played bf16 = play(0, true, false);
+  const Played fp8 = play(0, true, true);
+  const test::SmallMoeStep in("h100x8.json", "dgx-h100");
+  const auto units = memory::unit_params_per_gpu(in.model, in.layout);
+  double p0 = units.embedding.dense, p1 = units.head.dense;
+  for (int k = 0; k < 4; ++k) p0 += units.layers[static_cast<std::size_t>(k)].dense;
+  for (int k = 4; k < 8; ++k) p1 += units.layers[static_cast<std::size_t>(k)].dense;
+  const double want = (p0 + units.embedding.dense + p1 + units.head.dense) / (2 * (p0 + p1));
+  CHECK(bytes_named(fp8, "dp_param_allgather") / bytes_named(bf16, "dp_param_allgather") ==
+        doctest::Approx(want).epsilon(1e-3));
+  // The gradients are reduced in the same dtype either way.
+  CHECK(bytes_named(fp8, "dp_grad_reduce_scatter") == doctest::Approx(bytes_named(bf16, "dp_grad_reduce_scatter")));
+  // Rank 0's first gather is the last bucket with the embedding in it; its last reduce-scatter (the same bucket)
+  // waits for the embedding's gradient, the end of the backward.
+  const auto rs = fp8.ops_named(0, "dp_grad_reduce_scatter");
+  REQUIRE(!rs.empty());
+  CHECK(fp8.r.ops[rs.back().id].start >= last_backward_end(fp8, 0));
 }
 
 TEST_CASE("bucket size and the bucketed chunk follow Megatron") {
