@@ -92,7 +92,9 @@ std::string megatron_args(const layout::Layout& l) {
   if (l.delay_wgrad.value_or(false)) flag(s, "--delay-wgrad-compute");
   if (l.moe_shared_expert_overlap) flag(s, "--moe-shared-expert-overlap");
   if (l.tp_comm_overlap) flag(s, "--tp-comm-overlap");
-  if (l.cross_entropy_fusion) flag(s, "--cross-entropy-loss-fusion --cross-entropy-fusion-impl te");
+  if (l.cross_entropy_fusion)
+    flag(s, "--cross-entropy-loss-fusion --cross-entropy-fusion-impl " +
+                std::string(layout::to_string(l.cross_entropy_fusion_impl)));
   if (l.enable_experimental && l.dispatcher == layout::Dispatcher::deepep) flag(s, "--enable-experimental");
   if (l.cuda_graph == layout::CudaGraph::full) flag(s, "--cuda-graph-impl full_iteration");
   if (l.cuda_graph == layout::CudaGraph::partial)
