@@ -211,6 +211,17 @@ struct Layout {
   // workload/cross_entropy_passes.hpp. Megatron's own default is native; moesim keeps te as its default because
   // every table that set the fusion before this field existed meant TE's kernel (their row rules say so).
   CrossEntropyImpl cross_entropy_fusion_impl = CrossEntropyImpl::te;
+  // Megatron's NaN checks (--no-check-for-nan-in-loss-and-grad turns both off in Megatron-LM's arguments, where they
+  // default on: megatron/training/arguments.py:2872-2874 @d98e8a64, forced off under a full-iteration CUDA graph,
+  // :1235-1236). check_for_nan_in_grad: before each bucket's data-parallel reduction, the L2 norm of the bucket's
+  // local gradients and two host-synchronising NaN / Inf tests of it (megatron/core/distributed/
+  // param_and_grad_buffer.py check_grads :345-370, called at :655-659; training.py:2636 copies the argument into the
+  // DDP config). check_for_nan_in_loss: two host-synchronising NaN / Inf tests of each micro-batch's loss
+  // (pretrain_gpt.py:263-277, rerun_state_machine.py validate_result). Default off, as in DistributedDataParallelConfig
+  // (distributed_data_parallel_config.py:39) and Megatron-Bridge's performance scripts; row rules turn them on
+  // where a row's recipe does.
+  bool check_for_nan_in_grad = false;
+  bool check_for_nan_in_loss = false;
   // The loss is Megatron's (compute_language_model_loss; default on). Off for a framework whose loss is not
   // Megatron code (row rules): its unfused loss keeps a generic price, the FP32 softmax over the logits at 8 bytes
   // per logit each way, not counted from that framework's code.

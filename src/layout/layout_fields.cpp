@@ -94,6 +94,12 @@ const std::vector<LayoutField>& layout_fields() {
       {"cross_entropy_fusion_impl", "", K::cross_entropy_impl, K::cross_entropy_impl,
        "Which fused cross-entropy: te (Transformer Engine's kernel, moesim's default) | native (Megatron's "
        "torch.compile'd functions, Megatron's default)"},
+      {"check_for_nan_in_grad", "", K::boolean, K::boolean,
+       "Megatron DDP's NaN check: an L2 norm of each gradient bucket and two host syncs before its reduction "
+       "(default off; Megatron-LM's arguments turn it on)"},
+      {"check_for_nan_in_loss", "", K::boolean, K::boolean,
+       "Megatron's NaN / Inf test of each micro-batch's loss, two host syncs (default off; Megatron-LM's arguments "
+       "turn it on)"},
       {"megatron_loss", "", K::boolean, K::boolean,
        "The loss runs Megatron's vocab-parallel cross-entropy (default on); off = another framework's, priced "
        "generically"},
@@ -178,6 +184,8 @@ bool& boolean_member(Layout& l, std::string_view key) {
   if (key == "pad_expert_input_to_capacity") return l.pad_expert_input_to_capacity;
   if (key == "cross_entropy_fusion") return l.cross_entropy_fusion;
   if (key == "megatron_loss") return l.megatron_loss;
+  if (key == "check_for_nan_in_grad") return l.check_for_nan_in_grad;
+  if (key == "check_for_nan_in_loss") return l.check_for_nan_in_loss;
   if (key == "cpu_binding") return l.cpu_binding;
   if (key == "enable_experimental") return l.enable_experimental;
   if (key == "overlap_grad_reduce") return l.overlap_grad_reduce;

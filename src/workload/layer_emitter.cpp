@@ -394,6 +394,15 @@ void LayerEmitter::heads_forward(int rank, int mb, const layout::ChunkAssignment
   if (ch.has_loss) {
     out_.compute(rank, ctx_.output.fwd, "output_fwd", chain, -1, mb, Phase::fwd);
     loss_tp_collectives(rank, mb, chain);
+    if (ctx_.in.layout.check_for_nan_in_loss) {
+      // pretrain_gpt.py:263-277 @d98e8a64: torch.isnan and torch.isinf of the micro-batch's loss, each read on the
+      // host (rerun_state_machine.py validate_result), so the host waits for this forward twice.
+      const Block test{ctx_.in.kernels.seconds(kernels::MemoryBound{8.0, "loss_nan_check"}, ctx_.device), 1};
+      for (const char* name : {"loss_nan_check_isnan", "loss_nan_check_isinf"}) {
+        out_.compute(rank, test, name, chain, -1, mb, Phase::fwd);
+        out_.host_sync(rank, -1, mb, chain.last, Phase::fwd, "loss_nan_check_sync");
+      }
+    }
   }
   for (auto it = ch.mtp_layers.rbegin(); it != ch.mtp_layers.rend(); ++it)
     out_.compute(rank, ctx_.mtp_extra.fwd, "mtp_head_fwd", chain, layers + *it, mb, Phase::fwd);
