@@ -82,6 +82,7 @@ Json convert(FieldKind kind, const std::string& v) {
     case FieldKind::recompute: return layout::parse_recompute(v).to_string();
     case FieldKind::te_version: return layout::to_string(layout::parse_te_version(v));
     case FieldKind::cp_comm_type: return std::string(layout::to_string(layout::parse_cp_comm_type(v)));
+    case FieldKind::cross_entropy_impl: return std::string(layout::to_string(layout::parse_cross_entropy_impl(v)));
     case FieldKind::positive_number:
       if (const auto x = parse_finite_number(v); x && *x > 0) return *x;
       throw std::invalid_argument("expected a positive number, got \"" + v + "\"");

@@ -71,6 +71,10 @@ const NameTable<Dtype>& dtype_table() {
   static const NameTable<Dtype> t = {{"bf16", Dtype::bf16}, {"fp32", Dtype::fp32}};
   return t;
 }
+const NameTable<CrossEntropyImpl>& cross_entropy_impl_table() {
+  static const NameTable<CrossEntropyImpl> t = {{"te", CrossEntropyImpl::te}, {"native", CrossEntropyImpl::native}};
+  return t;
+}
 const NameTable<CpCommType>& cp_comm_type_table() {
   static const NameTable<CpCommType> t = {{"p2p", CpCommType::p2p},
                                           {"a2a", CpCommType::a2a},
@@ -188,6 +192,7 @@ std::string_view to_string(GroupedGemm g) { return name_of(grouped_gemm_table(),
 std::string_view to_string(Schedule s) { return name_of(schedule_table(), s); }
 std::string_view to_string(Dtype d) { return name_of(dtype_table(), d); }
 std::string_view to_string(CpCommType t) { return name_of(cp_comm_type_table(), t); }
+std::string_view to_string(CrossEntropyImpl i) { return name_of(cross_entropy_impl_table(), i); }
 std::string_view to_string(RecomputeGranularity g) { return name_of(granularity_table(), g); }
 std::string_view to_string(RecomputeMethod m) { return name_of(method_table(), m); }
 std::string_view to_string(RecomputeModule m) { return name_of(module_table(), m); }
@@ -245,6 +250,9 @@ Schedule parse_schedule(std::string_view text) {
 Dtype parse_dtype(std::string_view text) { return lookup(dtype_table(), "dtype", text, normalise(text)); }
 CpCommType parse_cp_comm_type(std::string_view text) {
   return lookup(cp_comm_type_table(), "cp_comm_type", text, normalise(text));
+}
+CrossEntropyImpl parse_cross_entropy_impl(std::string_view text) {
+  return lookup(cross_entropy_impl_table(), "cross_entropy_fusion_impl", text, normalise(text));
 }
 RecomputeModule parse_recompute_module(std::string_view text) {
   return lookup(module_table(), "recompute module", text, normalise(text));

@@ -68,6 +68,8 @@ enum class Schedule { auto_, one_f_one_b, interleaved, zb_h1, interleaved_zb, zb
 // Q, K, V before and of the output after the kernel (workload/cp_attention_traffic.hpp); all_gather: K/V
 // all-gathered first; a2a_p2p: hierarchical a2a inside, p2p across. moesim prices p2p and a2a.
 enum class CpCommType { p2p, a2a, all_gather, a2a_p2p };
+// Which fused cross-entropy runs when cross_entropy_fusion is on (Megatron --cross-entropy-fusion-impl).
+enum class CrossEntropyImpl { te, native };
 
 // Number formats of gradients reduced across data parallelism and of Adam's moments (moe-modeling.md §3.1).
 enum class Dtype { bf16, fp32 };
@@ -210,11 +212,26 @@ struct Layout {
   // capacity, which makes the shapes static and removes the dropless token-count sync. Unset = dropless.
   std::optional<double> expert_capacity_factor;
   bool pad_expert_input_to_capacity = false;
-  // Fused cross-entropy (Megatron --cross-entropy-loss-fusion): one fused kernel over the BF16 logits each way
-  // instead of the FP32 softmax pipeline. Priced as Transformer Engine's kernel (--cross-entropy-fusion-impl te,
-  // transformer_engine/pytorch/cross_entropy.py), the one SimuMax timed; Megatron's native fused implementation
-  // is not priced apart. Default off, as in Megatron-LM.
+  // Fused cross-entropy (Megatron --cross-entropy-loss-fusion) instead of the unfused eager FP32 softmax pipeline.
+  // Default off, as in Megatron-LM.
   bool cross_entropy_fusion = false;
+  // Which fused implementation (--cross-entropy-fusion-impl): te, Transformer Engine's Triton kernel
+  // (transformer_engine/pytorch/cross_entropy.py), the one SimuMax timed and moesim's default; native, Megatron's
+  // own torch.compile'd functions (megatron/core/fusions/fused_cross_entropy.py), priced pass by pass in
+  // workload/cross_entropy_passes.hpp. Megatron's own default is native; moesim keeps te as its default because
+  // every table that set the fusion before this field existed meant TE's kernel (their row rules say so).
+  CrossEntropyImpl cross_entropy_fusion_impl = CrossEntropyImpl::te;
+  // Megatron's NaN checks (--no-check-for-nan-in-loss-and-grad turns both off in Megatron-LM's arguments, where they
+  // default on: megatron/training/arguments.py:2872-2874 @d98e8a64, forced off under a full-iteration CUDA graph,
+  // :1235-1236). check_for_nan_in_grad: before each bucket's data-parallel reduction, the L2 norm of the bucket's
+  // local gradients and two host-synchronising NaN / Inf tests of it (megatron/core/distributed/
+  // param_and_grad_buffer.py check_grads :345-370, called at :655-659; training.py:2636 copies the argument into the
+  // DDP config). check_for_nan_in_loss: two host-synchronising NaN / Inf tests of each micro-batch's loss
+  // (pretrain_gpt.py:263-277, rerun_state_machine.py validate_result). Default off, as in DistributedDataParallelConfig
+  // (distributed_data_parallel_config.py:39) and Megatron-Bridge's performance scripts; row rules turn them on
+  // where a row's recipe does.
+  bool check_for_nan_in_grad = false;
+  bool check_for_nan_in_loss = false;
   // The loss is Megatron's (compute_language_model_loss; default on). Off for a framework whose loss is not
   // Megatron code (row rules): its unfused loss keeps a generic price, the FP32 softmax over the logits at 8 bytes
   // per logit each way, not counted from that framework's code.
@@ -267,6 +284,7 @@ std::string_view to_string(GroupedGemm g);
 std::string_view to_string(Schedule s);
 std::string_view to_string(Dtype d);
 std::string_view to_string(CpCommType t);
+std::string_view to_string(CrossEntropyImpl i);
 std::string_view to_string(RecomputeGranularity g);
 std::string_view to_string(RecomputeMethod m);
 std::string_view to_string(RecomputeModule m);
@@ -287,6 +305,7 @@ Schedule parse_schedule(std::string_view text);
 Dtype parse_dtype(std::string_view text);
 // p2p | a2a | all_gather | a2a+p2p (Megatron's names; allgather and a2a_p2p are accepted too).
 CpCommType parse_cp_comm_type(std::string_view text);
+CrossEntropyImpl parse_cross_entropy_impl(std::string_view text);
 RecomputeModule parse_recompute_module(std::string_view text);
 RecomputeMethod parse_recompute_method(std::string_view text);
 RecomputeGranularity parse_recompute_granularity(std::string_view text);  // none | selective | full

@@ -95,7 +95,17 @@ const std::vector<LayoutField>& layout_fields() {
       {"pad_expert_input_to_capacity", "moe_pad_expert_input_to_capacity", K::boolean, K::boolean,
        "Pad every expert to its capacity (static shapes, no token-count sync); needs expert_capacity_factor"},
       {"cross_entropy_fusion", "cross_entropy_loss_fusion", K::boolean, K::boolean,
-       "Fused cross-entropy (Megatron --cross-entropy-loss-fusion, priced as TE's kernel; default off)"},
+       "Fused cross-entropy (Megatron --cross-entropy-loss-fusion; default off; which kernel: "
+       "cross_entropy_fusion_impl)"},
+      {"cross_entropy_fusion_impl", "", K::cross_entropy_impl, K::cross_entropy_impl,
+       "Which fused cross-entropy: te (Transformer Engine's kernel, moesim's default) | native (Megatron's "
+       "torch.compile'd functions, Megatron's default)"},
+      {"check_for_nan_in_grad", "", K::boolean, K::boolean,
+       "Megatron DDP's NaN check: an L2 norm of each gradient bucket and two host syncs before its reduction "
+       "(default off; Megatron-LM's arguments turn it on)"},
+      {"check_for_nan_in_loss", "", K::boolean, K::boolean,
+       "Megatron's NaN / Inf test of each micro-batch's loss, two host syncs (default off; Megatron-LM's arguments "
+       "turn it on)"},
       {"megatron_loss", "", K::boolean, K::boolean,
        "The loss runs Megatron's vocab-parallel cross-entropy (default on); off = another framework's, priced "
        "generically"},
@@ -180,6 +190,8 @@ bool& boolean_member(Layout& l, std::string_view key) {
   if (key == "pad_expert_input_to_capacity") return l.pad_expert_input_to_capacity;
   if (key == "cross_entropy_fusion") return l.cross_entropy_fusion;
   if (key == "megatron_loss") return l.megatron_loss;
+  if (key == "check_for_nan_in_grad") return l.check_for_nan_in_grad;
+  if (key == "check_for_nan_in_loss") return l.check_for_nan_in_loss;
   if (key == "cpu_binding") return l.cpu_binding;
   if (key == "enable_experimental") return l.enable_experimental;
   if (key == "overlap_grad_reduce") return l.overlap_grad_reduce;
@@ -228,6 +240,7 @@ void set_layout_field(Layout& l, const LayoutField& f, std::string_view text) {
     case FieldKind::pp_layout: l.pp_layout = std::string(text); return;
     case FieldKind::te_version: l.te_version = parse_te_version(text); return;
     case FieldKind::cp_comm_type: l.cp_comm_type = parse_cp_comm_type(text); return;
+    case FieldKind::cross_entropy_impl: l.cross_entropy_fusion_impl = parse_cross_entropy_impl(text); return;
     case FieldKind::positive_number: {
       const auto v = parse_finite_number(text);
       if (!v || *v <= 0) throw std::invalid_argument("expected a positive number, got " + quoted(text));

@@ -21,11 +21,12 @@ enum class FieldKind {
   grouped_gemm,
   schedule,
   dtype,
-  recompute,        // the recompute text of layout.hpp parse_recompute
-  pp_layout,        // a pipeline layout string
-  te_version,       // a Transformer Engine release, MAJOR.MINOR
-  positive_number,  // > 0, not necessarily an integer
-  cp_comm_type,     // p2p | a2a | all_gather | a2a+p2p
+  recompute,           // the recompute text of layout.hpp parse_recompute
+  pp_layout,           // a pipeline layout string
+  te_version,          // a Transformer Engine release, MAJOR.MINOR
+  positive_number,     // > 0, not necessarily an integer
+  cp_comm_type,        // p2p | a2a | all_gather | a2a+p2p
+  cross_entropy_impl,  // te | native
 };
 
 struct LayoutField {

@@ -214,7 +214,11 @@ Layout read_layout_fields(ObjectReader& r) {
     l.expert_capacity_factor = r.number(key, Bound::positive);
   l.pad_expert_input_to_capacity = fr.boolean("pad_expert_input_to_capacity").value_or(false);
   l.cross_entropy_fusion = fr.boolean("cross_entropy_fusion").value_or(false);
+  if (auto i = fr.parsed<CrossEntropyImpl>(fr.spelling("cross_entropy_fusion_impl"), parse_cross_entropy_impl))
+    l.cross_entropy_fusion_impl = *i;
   l.megatron_loss = fr.boolean("megatron_loss").value_or(true);
+  l.check_for_nan_in_grad = fr.boolean("check_for_nan_in_grad").value_or(false);
+  l.check_for_nan_in_loss = fr.boolean("check_for_nan_in_loss").value_or(false);
   l.cpu_binding = fr.boolean("cpu_binding").value_or(true);
   l.enable_experimental = fr.boolean("enable_experimental").value_or(true);
   if (auto d = fr.parsed<Dtype>(fr.spelling("optimizer_moment_dtype"), parse_dtype)) l.optimizer_moment_dtype = *d;

@@ -92,7 +92,13 @@ std::string megatron_args(const layout::Layout& l) {
   if (l.delay_wgrad.value_or(false)) flag(s, "--delay-wgrad-compute");
   if (l.moe_shared_expert_overlap) flag(s, "--moe-shared-expert-overlap");
   if (l.tp_comm_overlap) flag(s, "--tp-comm-overlap");
-  if (l.cross_entropy_fusion) flag(s, "--cross-entropy-loss-fusion --cross-entropy-fusion-impl te");
+  if (l.cross_entropy_fusion)
+    flag(s, "--cross-entropy-loss-fusion --cross-entropy-fusion-impl " +
+                std::string(layout::to_string(l.cross_entropy_fusion_impl)));
+  // Megatron-LM checks the loss and the gradient buckets for NaN by default (arguments.py:2872-2874 @d98e8a64);
+  // the layout prices them only where it says so, so a layout with neither says --no-check. One Megatron-LM flag
+  // covers both: a layout with only one of them on gets Megatron's default, both.
+  if (!l.check_for_nan_in_grad && !l.check_for_nan_in_loss) flag(s, "--no-check-for-nan-in-loss-and-grad");
   if (l.enable_experimental && l.dispatcher == layout::Dispatcher::deepep) flag(s, "--enable-experimental");
   if (l.cuda_graph == layout::CudaGraph::full) flag(s, "--cuda-graph-impl full_iteration");
   if (l.cuda_graph == layout::CudaGraph::partial)

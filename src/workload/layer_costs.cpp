@@ -679,7 +679,17 @@ BlockCost output_cost(const model::ModelSpec& m, const layout::Layout& l, const 
   BlockCost c =
       k.linear(t_full, vocab / l.tp, m.hidden_size, Parallel::column, /*high_precision=*/true);  // the head stays BF16
   const double logits = static_cast<double>(t_full) * vocab / l.tp;  // elements on this rank
-  if (l.cross_entropy_fusion) {
+  const double tokens = static_cast<double>(t_full);
+  const auto passes = [&](const LossPasses& f, const LossPasses& b, const char* fwd_kind, const char* bwd_kind) {
+    c.fwd += k.mem(logits * f.bytes_per_logit, fwd_kind, f.logit_kernels);
+    c.fwd += k.mem(tokens * f.bytes_per_token, "cross_entropy_tokens", f.token_kernels);
+    c.dgrad += k.mem(logits * b.bytes_per_logit, bwd_kind, b.logit_kernels);
+    c.dgrad += k.mem(tokens * b.bytes_per_token, "cross_entropy_tokens", b.token_kernels);
+  };
+  if (l.cross_entropy_fusion && l.cross_entropy_fusion_impl == layout::CrossEntropyImpl::native) {
+    // Megatron's native fused implementation, torch.compile'd, kernel by kernel (cross_entropy_passes.hpp).
+    passes(kMegatronNativeFusedLossForward, kMegatronNativeFusedLossBackward, "cross_entropy", "cross_entropy_bwd");
+  } else if (l.cross_entropy_fusion) {
     // Transformer Engine's fused kernel (transformer_engine/pytorch/cross_entropy.py): the forward reads the BF16
     // logits and writes their gradient in their place plus one FP32 loss per token; the backward reads and
     // rescales that gradient. Counted as SimuMax counts it, twice the BF16 logits each way plus the losses
@@ -694,13 +704,7 @@ BlockCost output_cost(const model::ModelSpec& m, const layout::Layout& l, const 
     c.dgrad += k.mem(logits * 4.0 * 2, "cross_entropy_bwd", 2);
   } else {
     // Megatron's unfused vocab-parallel cross-entropy on FP32 logits, pass by pass (cross_entropy_passes.hpp).
-    const double tokens = static_cast<double>(t_full);
-    const LossPasses& f = kMegatronUnfusedLossForward;
-    const LossPasses& b = kMegatronUnfusedLossBackward;
-    c.fwd += k.mem(logits * f.bytes_per_logit, "cross_entropy", f.logit_kernels);
-    c.fwd += k.mem(tokens * f.bytes_per_token, "cross_entropy_tokens", f.token_kernels);
-    c.dgrad += k.mem(logits * b.bytes_per_logit, "cross_entropy_bwd", b.logit_kernels);
-    c.dgrad += k.mem(tokens * b.bytes_per_token, "cross_entropy_tokens", b.token_kernels);
+    passes(kMegatronUnfusedLossForward, kMegatronUnfusedLossBackward, "cross_entropy", "cross_entropy_bwd");
   }
   c.fwd += k.mem(static_cast<double>(t_full) * m.hidden_size * kBf16 * 2, "final_norm");
   return c;

@@ -3,6 +3,8 @@
 #include <string>
 #include <utility>
 
+#include "workload/cross_entropy_passes.hpp"
+
 namespace moesim::workload {
 
 // ---- TP / CP / ETP communication around the blocks ----------------------------------------------------------
@@ -418,9 +420,38 @@ void LayerEmitter::embedding_wgrad(int rank, int mb, Chain& chain) {
 }
 void LayerEmitter::heads_forward(int rank, int mb, const layout::ChunkAssignment& ch, Chain& chain) {
   const int layers = static_cast<int>(ctx_.in.model.num_layers);
-  if (ch.has_loss) out_.compute(rank, ctx_.output.fwd, "output_fwd", chain, -1, mb, Phase::fwd);
+  if (ch.has_loss) {
+    out_.compute(rank, ctx_.output.fwd, "output_fwd", chain, -1, mb, Phase::fwd);
+    loss_tp_collectives(rank, mb, chain);
+    if (ctx_.in.layout.check_for_nan_in_loss) {
+      // pretrain_gpt.py:263-277 @d98e8a64: torch.isnan and torch.isinf of the micro-batch's loss, each read on the
+      // host (rerun_state_machine.py validate_result), so the host waits for this forward twice.
+      const Block test{ctx_.in.kernels.seconds(kernels::MemoryBound{8.0, "loss_nan_check"}, ctx_.device), 1};
+      for (const char* name : {"loss_nan_check_isnan", "loss_nan_check_isinf"}) {
+        out_.compute(rank, test, name, chain, -1, mb, Phase::fwd);
+        out_.host_sync(rank, -1, mb, chain.last, Phase::fwd, "loss_nan_check_sync");
+      }
+    }
+  }
   for (auto it = ch.mtp_layers.rbegin(); it != ch.mtp_layers.rend(); ++it)
     out_.compute(rank, ctx_.mtp_extra.fwd, "mtp_head_fwd", chain, layers + *it, mb, Phase::fwd);
+}
+// The loss's TP collectives (cross_entropy_passes.hpp loss_tp_calls), serial after the head's forward: each
+// result feeds the loss's next kernel, so none hides. An all-reduce's wire bytes are (n-1)/n of its buffer, an
+// all-gather's (n-1) x each rank's part (gather_scatter's convention).
+void LayerEmitter::loss_tp_collectives(int rank, int mb, Chain& chain) {
+  const layout::Layout& l = ctx_.in.layout;
+  const LossTpCalls calls = loss_tp_calls(l);
+  const double tokens = static_cast<double>(l.mbs) * l.seq / l.cp;
+  const double n = l.tp;
+  for (int i = 0; i < calls.count; ++i) {
+    const LossTpCall& c = calls.calls[static_cast<std::size_t>(i)];
+    const double part = tokens * c.bytes_per_token;
+    const double wire = c.op == comm::Collective::all_gather ? part * (n - 1) : part * (n - 1) / n;
+    chain.last = out_.comm(
+        rank, ctx_.gather_scatter(Stream::tp_comm, "tp", c.name, ctx_.placement_of(layout::Dim::tp), wire, c.op),
+        {chain.last}, -1, mb, Phase::fwd);
+  }
 }
 void LayerEmitter::heads_backward(int rank, int mb, const layout::ChunkAssignment& ch, Chain& chain, bool defer_wgrad) {
   const int layers = static_cast<int>(ctx_.in.model.num_layers);

@@ -50,6 +50,8 @@ class LayerEmitter {
   void heads_wgrad(int rank, int mb, const layout::ChunkAssignment& chunk, Chain& chain);
 
  private:
+  // The loss's TP collectives after the head's forward (cross_entropy_passes.hpp loss_tp_calls).
+  void loss_tp_collectives(int rank, int mb, Chain& chain);
   // What one layer's backward steps hand each other: the experts' dgrad (bwd_dispatch's side work waits for it,
   // not for the scatter after it) and the side work the attention backward joins.
   struct BackwardHandoff {

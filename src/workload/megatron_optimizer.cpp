@@ -1,5 +1,8 @@
 #include "workload/megatron_optimizer.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "workload/dp_strategy.hpp"
 
 namespace moesim::workload {
@@ -7,6 +10,17 @@ namespace moesim::workload {
 double gradient_scaled_params(const layout::Layout& l, double dense_params, double expert_params, int dp_cp, int edp) {
   if (!l.average_in_collective) return dp_cp > 1 ? dense_params + expert_params : 0;
   return edp != dp_cp ? expert_params : 0;
+}
+
+int nan_check_buckets(const layout::Layout& l, int rank, double dense_params, double expert_params) {
+  const int buffers = expert_params > 0 ? 2 : 1;
+  const int chunks = std::max(1, l.vpp);
+  if (!buckets_first_chunk(l, rank)) return buffers * chunks;
+  const double bucket = ddp_bucket_params(l);
+  const auto fill = [&](double params) {
+    return params > 0 ? static_cast<int>(std::ceil(params / chunks / bucket)) : 0;
+  };
+  return std::max(1, fill(dense_params) + fill(expert_params)) + buffers * (chunks - 1);
 }
 
 MegatronOptimizerBytes megatron_optimizer_bytes(const layout::Layout& l, double local_params, double shard_params,

@@ -37,6 +37,11 @@ struct MegatronOptimizerBytes {
 // gradients DDP scales before the reduction (gradient_scaled_params).
 MegatronOptimizerBytes megatron_optimizer_bytes(const layout::Layout& layout, double local_params, double shard_params,
                                                 double scaled_params);
+// The gradient buckets Megatron DDP's NaN check (layout check_for_nan_in_grad) takes a norm of on pipeline rank
+// `rank`, one norm and two host syncs each (param_and_grad_buffer.py check_grads :345-370 @d98e8a64): one per
+// buffer (dense, expert) and model chunk where Megatron does not bucket (buckets_first_chunk); on the bucketed first
+// chunk as many as its share of the rank's parameters (1 / chunks) fills at ddp_bucket_params each.
+int nan_check_buckets(const layout::Layout& layout, int rank, double dense_params, double expert_params);
 // The parameters whose gradients DDP scales before the reduce-scatter: without average_in_collective every local
 // one by 1 / (DP x CP) (none when DP x CP is 1); with it only the experts, by EDP / (DP x CP), when EDP differs.
 double gradient_scaled_params(const layout::Layout& layout, double dense_params, double expert_params, int dp_cp,

@@ -76,6 +76,22 @@ void emit_optimizer(const StepContext& ctx, OpWriter& out, int rank, std::vector
     out.compute(rank, memory_bound(ctx, bytes, name, kernels), name, opt, -1, -1, Phase::optimizer, 0,
                 opt.last < 0 ? after_reduces : opgraph::OpIds{});
   };
+  if (l.check_for_nan_in_grad) {
+    // Megatron DDP's NaN check, bucket by bucket before its reduction (megatron_optimizer.hpp nan_check_buckets):
+    // the norm of the bucket's local gradients (all of them, not the shard), then torch.isnan and torch.isinf of
+    // it, each read on the host (rerun_state_machine.py validate_result, `if result_rejected`), so the host waits
+    // twice per bucket. Megatron runs it as each bucket's reduction starts; emitted here after the reductions,
+    // the same time on the compute stream.
+    const int n = nan_check_buckets(l, rank, b.dense_params, b.expert_params);
+    const double bytes = (b.dense_params + b.expert_params) * grad_b / n;
+    for (int i = 0; i < n; ++i) {
+      kernel(bytes, "grad_nan_check_norm", 1);
+      for (const char* test : {"grad_nan_check_isnan", "grad_nan_check_isinf"}) {
+        kernel(8.0, test, 1);  // a one-element test: its launch and floor
+        out.host_sync(rank, -1, -1, opt.last, Phase::optimizer, "grad_nan_check_sync");
+      }
+    }
+  }
   kernel(k.grad_scale, "grad_scale", 1);
   kernel(k.grad_to_main, "grad_to_main", 1);
   kernel(k.grad_norm, "grad_norm", 1);

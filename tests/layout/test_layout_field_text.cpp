@@ -60,6 +60,7 @@ TEST_CASE("set_layout_field: every field of the table takes a value of its kind"
       case FieldKind::pp_layout: text = "EtL"; break;
       case FieldKind::te_version: text = "2.12"; break;
       case FieldKind::cp_comm_type: text = "a2a"; break;
+      case FieldKind::cross_entropy_impl: text = "native"; break;
       default: break;
     }
     CHECK_NOTHROW(set_layout_field(l, f, text));

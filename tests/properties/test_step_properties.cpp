@@ -69,7 +69,11 @@ TEST_CASE("property: every collective delivers what it injected; links carry the
         for (auto link : f.path) expected_link_bytes[static_cast<std::size_t>(link)] += f.bytes;
       }
       CHECK(timing.bytes_injected == doctest::Approx(injected).epsilon(1e-9));
-      CHECK(timing.bytes_delivered == doctest::Approx(timing.bytes_injected).epsilon(1e-6));
+      // The flow solver ends a flow on a whole picosecond (flow_solver.cpp predict: ceil of remaining / rate), so
+      // each flow may deliver up to one picosecond of its rate past its bytes: under 2 bytes at 2 TB/s, which
+      // shows on the loss's few-kilobyte TP all-reduces.
+      const double resolution = 2.0 * static_cast<double>(graph.collectives()[i].flows.size());
+      CHECK(std::abs(timing.bytes_delivered - timing.bytes_injected) <= 1e-6 * timing.bytes_injected + resolution);
     }
     for (std::size_t l = 0; l < expected_link_bytes.size(); ++l)
       CHECK(p.result->link_bytes[l] == doctest::Approx(expected_link_bytes[l]).epsilon(1e-6));

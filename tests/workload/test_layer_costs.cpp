@@ -456,6 +456,75 @@ TEST_CASE("unfused cross-entropy: Megatron's passes counted by hand, monotone in
   CHECK(unfused.fwd.seconds + unfused.dgrad.seconds > fused.fwd.seconds + fused.dgrad.seconds);
 }
 
+TEST_CASE("native fused cross-entropy: Megatron's torch.compile'd functions counted by hand, between TE and unfused") {
+  // fused_cross_entropy.py's four compiled functions, one inductor kernel per loop nest: forward the cast-store
+  // with the max 2+4, subtract-exp-sum in place 4+4, divide in place 4+4; backward multiply, write-back and BF16
+  // cast 4+4+2. Per token: max 4, mask-target-gather into the concatenated buffer 8+1+8+4+4+8, loss 8+4, two
+  // transposes 24; backward scatter 1+8+4+4 and the transpose's gradient 8.
+  using workload::kMegatronNativeFusedLossBackward;
+  using workload::kMegatronNativeFusedLossForward;
+  CHECK(kMegatronNativeFusedLossForward.bytes_per_logit == 6 + 8 + 8);
+  CHECK(kMegatronNativeFusedLossForward.logit_kernels == 3);
+  CHECK(kMegatronNativeFusedLossBackward.bytes_per_logit == 4 + 4 + 2);
+  CHECK(kMegatronNativeFusedLossBackward.logit_kernels == 1);
+  CHECK(kMegatronNativeFusedLossForward.bytes_per_token == 4 + 33 + 12 + 24);
+  CHECK(kMegatronNativeFusedLossForward.token_kernels == 1 + 1 + 2);
+  CHECK(kMegatronNativeFusedLossBackward.bytes_per_token == 17 + 8);
+  CHECK(kMegatronNativeFusedLossBackward.token_kernels == 2);
+
+  const auto h100 = rates("dgx-h100");
+  const auto roofline = kernels::make_kernel_cost_model("roofline");
+  const workload::CostContext ctx{*roofline, h100};
+  const auto m = load("llama3-70b-simumax-l12");
+  layout::Layout l;
+  l.gpus = 8, l.mbs = 1, l.gbs = 8, l.seq = 4096;
+  const BlockCost unfused = workload::output_cost(m, l, ctx);
+  l.cross_entropy_fusion = true;
+  const BlockCost te = workload::output_cost(m, l, ctx);
+  l.cross_entropy_fusion_impl = layout::CrossEntropyImpl::native;
+  const BlockCost native = workload::output_cost(m, l, ctx);
+  // The logit passes against the unfused ones, each kernel its share at H100's elementwise rate.
+  const double logits = 4096.0 * 128256, tokens = 4096;
+  auto eager = [&](double bytes, int kernels) {
+    return kernels * roofline->seconds(kernels::MemoryBound{bytes / kernels, "cross_entropy"}, h100);
+  };
+  CHECK(unfused.fwd.seconds - native.fwd.seconds == doctest::Approx(eager(logits * 38, 6) + eager(tokens * 151, 14) -
+                                                                    eager(logits * 22, 3) - eager(tokens * 73, 4)));
+  CHECK(unfused.dgrad.seconds - native.dgrad.seconds ==
+        doctest::Approx(eager(logits * 14, 2) + eager(tokens * 81, 7) - eager(logits * 10, 1) - eager(tokens * 25, 2)));
+  CHECK(native.fwd.kernels == unfused.fwd.kernels - (6 + 14) + (3 + 4));
+  // 32 B per logit sits between TE's 8 and the unfused 52.
+  CHECK(native.fwd.seconds + native.dgrad.seconds < unfused.fwd.seconds + unfused.dgrad.seconds);
+  CHECK(native.fwd.seconds + native.dgrad.seconds > te.fwd.seconds + te.dgrad.seconds);
+  CHECK(native.wgrad.seconds == unfused.wgrad.seconds);
+}
+
+TEST_CASE("the loss's TP collectives: three all-reduces unfused, two native, one all-gather in TE, none at TP 1") {
+  layout::Layout l;
+  l.tp = 1;
+  CHECK(workload::loss_tp_calls(l).count == 0);
+  l.tp = 4;
+  const auto unfused = workload::loss_tp_calls(l);
+  REQUIRE(unfused.count == 3);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(unfused.calls[static_cast<std::size_t>(i)].op == comm::Collective::all_reduce);
+    CHECK(unfused.calls[static_cast<std::size_t>(i)].bytes_per_token == 4.0);
+  }
+  l.cross_entropy_fusion = true;
+  const auto te = workload::loss_tp_calls(l);
+  REQUIRE(te.count == 1);
+  CHECK(te.calls[0].op == comm::Collective::all_gather);
+  CHECK(te.calls[0].bytes_per_token == 12.0);  // max, sum and predicted logit, FP32
+  l.cross_entropy_fusion_impl = layout::CrossEntropyImpl::native;
+  const auto native = workload::loss_tp_calls(l);
+  REQUIRE(native.count == 2);
+  CHECK(native.calls[0].bytes_per_token == 4.0);
+  CHECK(native.calls[1].bytes_per_token == 8.0);  // predicted logits and sums concatenated
+  l.cross_entropy_fusion = false;
+  l.megatron_loss = false;
+  CHECK(workload::loss_tp_calls(l).count == 0);
+}
+
 // DeepSeek's released H800 trace (moe-modeling.md §9): EP64 over 8 nodes, TP1, 4096 tokens per GPU, FP8,
 // DeepEP V1 normal kernels. Its forward FP8 dispatch took 3.1-3.6 ms and its combine 5.8-6.5 ms per layer. The
 // DeepEP factors come from DeepEP's own benchmark rows (CM001, CM004), not from this trace.

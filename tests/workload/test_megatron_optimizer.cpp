@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/simulator.hpp"
 #include "small_moe_step.hpp"
 #include "workload/megatron_optimizer.hpp"
 #include "workload/step_builder.hpp"
@@ -69,4 +70,58 @@ TEST_CASE("the optimizer step runs Megatron's kernels in order after the gradien
                                              "grad_clip",       "optimizer_step", "copy_main_to_model_params",
                                              "zero_grad_buffer"};
   CHECK(names == expected);
+}
+
+TEST_CASE("Megatron's gradient NaN check: one norm and two host syncs per bucket, buckets counted by hand") {
+  layout::Layout l;
+  l.pp = 2;
+  l.ddp_bucket_size = 100;  // parameters
+  // Pipeline rank 0 with overlap_grad_reduce buckets its (first) chunk: 250 dense -> 3, 150 expert -> 2.
+  CHECK(workload::nan_check_buckets(l, 0, 250, 0) == 3);
+  CHECK(workload::nan_check_buckets(l, 0, 250, 150) == 5);
+  // Other ranks, and every rank without overlap_grad_reduce, hold one bucket per buffer and chunk.
+  CHECK(workload::nan_check_buckets(l, 1, 250, 150) == 2);
+  l.vpp = 2;
+  CHECK(workload::nan_check_buckets(l, 1, 250, 0) == 2);
+  // The bucketed first chunk holds half the rank's parameters: ceil(125 / 100) + the second chunk's one buffer.
+  CHECK(workload::nan_check_buckets(l, 0, 250, 0) == 2 + 1);
+  l.overlap_grad_reduce = false;
+  CHECK(workload::nan_check_buckets(l, 0, 250, 0) == 2);
+}
+
+namespace {
+double makespan_s(const workload::StepWorkload& w) {
+  return static_cast<double>(engine::Simulator().run(w.graph, w.network).makespan) * 1e-12;
+}
+int count_named(const workload::StepWorkload& w, const std::string& name) {
+  int n = 0;
+  for (const auto& op : w.graph.ops())
+    if (w.graph.names()[op.name] == name) ++n;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("NaN checks: the gradient check opens the optimizer step, the loss check follows each loss, both cost") {
+  const test::SmallMoeStep off("h100x8.json", "dgx-h100");
+  const test::SmallMoeStep grad("h100x8.json", "dgx-h100", [](layout::Layout& l) { l.check_for_nan_in_grad = true; });
+  const test::SmallMoeStep loss("h100x8.json", "dgx-h100", [](layout::Layout& l) { l.check_for_nan_in_loss = true; });
+  const auto w_off = workload::build_step(off.step());
+  const auto w_grad = workload::build_step(grad.step());
+  const auto w_loss = workload::build_step(loss.step());
+  CHECK(count_named(w_off, "grad_nan_check_sync") == 0);
+  CHECK(count_named(w_off, "loss_nan_check_sync") == 0);
+  // Rank 0's optimizer step starts with its buckets' checks, each norm followed by two tests and two host waits.
+  std::vector<std::string> names;
+  for (const auto& op : w_grad.graph.ops())
+    if (op.rank == 0 && op.phase == opgraph::Phase::optimizer) names.push_back(w_grad.graph.names()[op.name]);
+  REQUIRE(names.size() >= 5);
+  CHECK(names[0] == "grad_nan_check_norm");
+  CHECK(names[1] == "grad_nan_check_isnan");
+  CHECK(names[2] == "grad_nan_check_sync");
+  CHECK(names[3] == "grad_nan_check_isinf");
+  CHECK(names[4] == "grad_nan_check_sync");
+  // Two host waits per micro-batch on the loss's rank.
+  CHECK(count_named(w_loss, "loss_nan_check_sync") == 2 * off.layout.num_microbatches());
+  CHECK(makespan_s(w_grad) > makespan_s(w_off));
+  CHECK(makespan_s(w_loss) > makespan_s(w_off));
 }
