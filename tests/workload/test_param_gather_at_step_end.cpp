@@ -20,7 +20,8 @@ using opgraph::Phase;
 struct Played {
   workload::StepWorkload w;
   engine::SimResult r;
-  explicit Played(const test::SmallMoeStep& s) : w(workload::build_step(s.step())), r(engine::Simulator().run(w.graph, w.network)) {}
+  explicit Played(const test::SmallMoeStep& s)
+      : w(workload::build_step(s.step())), r(engine::Simulator().run(w.graph, w.network)) {}
 
   std::vector<const opgraph::Op*> named(const std::string& name, int rank) const {
     std::vector<const opgraph::Op*> out;
