@@ -6,7 +6,6 @@
 #include "engine/simulator.hpp"
 #include "predict/step_breakdown.hpp"
 #include "workload/dp_strategy.hpp"
-#include "workload/gradient_norm_sync.hpp"
 #include "workload/optimizer_step.hpp"
 #include "workload/param_gather_at_step_end.hpp"
 #include "workload/schedule_walker.hpp"
@@ -335,12 +334,12 @@ Timed UnitProbe::tail_probe(int rank, int chunks, bool after_norm) const {
   OpWriter out(g, ctx_.host, *binding_, ctx_.in.params);
   const auto dp = workload::make_dp_strategy(workload::dp_strategy_name_for(ctx_.in.layout), ctx_, out, rank);
   const std::vector<workload::OpId> last_backward(static_cast<std::size_t>(chunks), -1);
-  workload::emit_optimizer(ctx_, out, rank, dp->reduce_gradients(last_backward), dp->shards_optimizer_state());
+  const auto wait =
+      workload::emit_optimizer(ctx_, out, rank, dp->reduce_gradients(last_backward), dp->shards_optimizer_state());
   workload::emit_param_gather_at_step_end(ctx_, out, rank, workload::last_op_of(g, rank));
   const auto result = play(g, network_);
   Timed t;
   if (after_norm) {
-    const auto wait = workload::gradient_norm_wait(g, rank, 0);
     if (wait) t.seconds = ps_to_seconds(result.makespan - result.ops.at(static_cast<std::size_t>(*wait)).end);
     return t;
   }

@@ -4,16 +4,6 @@
 
 namespace moesim::workload {
 
-std::optional<OpId> gradient_norm_wait(const OpGraph& graph, int rank, OpId first) {
-  const auto& ops = graph.ops();
-  for (auto i = static_cast<std::size_t>(first); i < ops.size(); ++i) {
-    const Op& op = ops[i];
-    if (op.rank == rank && op.kind == OpKind::host_sync && op.phase == Phase::optimizer && !op.deps.empty())
-      return op.id;
-  }
-  return std::nullopt;
-}
-
 namespace {
 // The first GPU op `rank` issues after op `wait` (the clip), or the wait itself when none follows.
 OpId first_gpu_op_after(const OpGraph& graph, OpId wait) {

@@ -9,17 +9,13 @@
 // parameter all-gather. So no stage starts those before the last stage has finished its norm: the step's end is
 // the latest norm plus the longest post-norm work, not the longest stage end to end. With one pipeline stage
 // (data-parallel replicas are one simulated rank) nothing changes.
-#include <optional>
 #include <vector>
 
 #include "workload/op_graph_names.hpp"
 
 namespace moesim::workload {
 
-// The optimizer's host wait for the gradient norm among `graph`'s ops on `rank` from `first` on (the one host
-// sync of the optimizer phase emit_optimizer writes); none for an optimizer without a norm (FSDP's).
-std::optional<OpId> gradient_norm_wait(const OpGraph& graph, int rank, OpId first);
-
+// `waits`: each rank's host wait for the norm, as emit_optimizer returns it (optimizer_step.hpp).
 // Makes the first GPU op each rank issues after its norm wait (the clip) also wait for every other rank's norm
 // kernel (a wait's first dependency): the all-reduce's meeting, on the GPU, where the engine's breakdown counts a
 // stage's wait as idle time of the pipeline rather than as host time (a host op blocked on another rank would

@@ -79,11 +79,11 @@ OpId OpWriter::input_marker(int rank, int mb) {
   return graph_.add_op(std::move(op));
 }
 
-void OpWriter::host_sync(int rank, int layer, int mb, OpId after, Phase phase, const char* name) {
+OpId OpWriter::host_sync(int rank, int layer, int mb, OpId after, Phase phase, const char* name) {
   Op op = label_op(rank, layer, mb, Stream::host, OpKind::host_sync, name, "host");
   op.phase = phase;
   op.deps.push_back(after);
-  graph_.add_op(std::move(op));
+  return graph_.add_op(std::move(op));
 }
 
 void OpWriter::graph_launch(int rank) {

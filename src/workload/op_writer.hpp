@@ -32,7 +32,7 @@ class OpWriter {
   // A zero-time marker on the compute stream that waits for both `after` (if any) and `other`.
   OpId join(int rank, int layer, int mb, OpId after, OpId other);
   // The CPU waits for `after` (by default the dropless MoE token-count sync).
-  void host_sync(int rank, int layer, int mb, OpId after, Phase phase, const char* name = "dropless_token_count_sync");
+  OpId host_sync(int rank, int layer, int mb, OpId after, Phase phase, const char* name = "dropless_token_count_sync");
   // A full-iteration CUDA graph's launch on the rank's host thread.
   void graph_launch(int rank);
   // A zero-time marker on the compute stream with no dependency yet: a unit whose input another rank delivers

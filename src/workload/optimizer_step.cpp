@@ -29,7 +29,8 @@ Block memory_bound(const StepContext& ctx, double bytes, const char* name, int k
 }
 }  // namespace
 
-void emit_optimizer(const StepContext& ctx, OpWriter& out, int rank, std::vector<OpId> reduces, bool sharded) {
+std::optional<OpId> emit_optimizer(const StepContext& ctx, OpWriter& out, int rank, std::vector<OpId> reduces,
+                                   bool sharded) {
   const auto& l = ctx.in.layout;
   const auto& m = ctx.in.model;
   const double grad_b = grad_reduce_bytes(l);
@@ -62,7 +63,7 @@ void emit_optimizer(const StepContext& ctx, OpWriter& out, int rank, std::vector
     const double bytes = shard * (2 * (4 + 2 * moment_b) + grad_b + param_gather_bytes(l));
     out.compute(rank, memory_bound(ctx, bytes, "adam", 4), "optimizer_step", opt, -1, -1, Phase::optimizer, 0,
                 after_reduces);
-    return;
+    return std::nullopt;
   }
   // Megatron's step after the gradient reduction, each kernel's bytes from megatron_optimizer.hpp. The gradient
   // scaling (1/(DP x CP), or only the experts' EDP/(DP x CP) with average_in_collective) runs before the
@@ -98,11 +99,13 @@ void emit_optimizer(const StepContext& ctx, OpWriter& out, int rank, std::vector
   // The norm's one-float all-reduce over every rank (clip_grads.py:130-131) is not emitted: it is latency alone
   // (tens of microseconds), and the engine's flows resolve bytes to about one byte. The host waits for the norm
   // (`.item()`, clip_grads.py:133) before it issues the optimizer's kernels.
-  if (opt.last >= 0) out.host_sync(rank, -1, -1, opt.last, Phase::optimizer, "grad_norm_item_sync");
+  std::optional<OpId> norm_wait;
+  if (opt.last >= 0) norm_wait = out.host_sync(rank, -1, -1, opt.last, Phase::optimizer, "grad_norm_item_sync");
   kernel(k.grad_clip, "grad_clip", 1);
   kernel(k.adam, "optimizer_step", 4);
   kernel(k.copy_to_model, "copy_main_to_model_params", 1);
   kernel(k.zero_grad, "zero_grad_buffer", 1);
+  return norm_wait;
 }
 
 }  // namespace moesim::workload

@@ -1,6 +1,7 @@
 #pragma once
 // The end of a rank's step: the embedding-gradient all-reduce between the first and the last stage when both hold
 // the embedding (MTP or tied), then the Adam step on this GPU's shard once every gradient reduction is done.
+#include <optional>
 #include <vector>
 
 #include "workload/op_writer.hpp"
@@ -17,6 +18,9 @@ struct EmbeddingLossRanks {
 };
 EmbeddingLossRanks embedding_loss_ranks(const layout::StageAssignment& stages);
 
-void emit_optimizer(const StepContext& ctx, OpWriter& out, int rank, std::vector<OpId> reduces, bool sharded);
+// Returns the host's wait for the gradient norm (the `.item()` before the clip), where the pipeline stages meet
+// (gradient_norm_sync.hpp); none for an optimizer without a norm (FSDP's) or without reductions to wait for.
+std::optional<OpId> emit_optimizer(const StepContext& ctx, OpWriter& out, int rank, std::vector<OpId> reduces,
+                                   bool sharded);
 
 }  // namespace moesim::workload

@@ -70,10 +70,9 @@ StepWorkload build_step(const StepInputs& inputs) {
   for (int r = 0; r < pp; ++r) {
     const auto dp = make_dp_strategy(dp_strategy_name_for(inputs.layout), ctx, out, r);
     const std::vector<OpId> last_bwd = walker.walk_rank(r, *dp, stage_inputs);
-    const auto first = static_cast<OpId>(w.graph.ops().size());
-    emit_optimizer(ctx, out, r, dp->reduce_gradients(last_bwd), dp->shards_optimizer_state());
+    const auto wait = emit_optimizer(ctx, out, r, dp->reduce_gradients(last_bwd), dp->shards_optimizer_state());
     emit_param_gather_at_step_end(ctx, out, r, last_op_of(w.graph, r));
-    if (const auto wait = gradient_norm_wait(w.graph, r, first)) norm_waits.push_back(*wait);
+    if (wait) norm_waits.push_back(*wait);
   }
   // Every stage meets at the gradient norm's all-reduce (gradient_norm_sync.hpp).
   synchronise_gradient_norms(w.graph, norm_waits);

@@ -60,8 +60,6 @@ TEST_CASE("the stages meet at the norm: the latest norm plus the longest work af
   rank_optimizer(alone, 1, 30, 20);
   const OpId w0 = rank_optimizer(met, 0, 0, 50);
   const OpId w1 = rank_optimizer(met, 1, 30, 20);
-  CHECK(workload::gradient_norm_wait(met, 0, 0) == w0);
-  CHECK(workload::gradient_norm_wait(met, 1, 0) == w1);
   workload::synchronise_gradient_norms(met, {w0, w1});
   CHECK(makespan_us(alone) == doctest::Approx(60));  // each rank on its own: max(10 + 50, 40 + 20)
   CHECK(makespan_us(met) == doctest::Approx(90));    // 40 (the later norm) + 50 (the longer post-norm work)
@@ -75,7 +73,6 @@ TEST_CASE("one rank, or none with a norm, is left as it was") {
   workload::synchronise_gradient_norms(g, {w});
   CHECK(g.op(w).deps.size() == deps);
   CHECK(makespan_us(g) == doctest::Approx(22));
-  CHECK_FALSE(workload::gradient_norm_wait(g, 1, 0).has_value());
 }
 
 TEST_CASE("on a PP2 step no stage clips before every stage has its norm") {

@@ -2,6 +2,7 @@
 // derived by hand from the code lines the header cites, and the order the step builder emits them in.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,19 @@ TEST_CASE("NaN checks: the gradient check opens the optimizer step, the loss che
   CHECK(names[2] == "grad_nan_check_sync");
   CHECK(names[3] == "grad_nan_check_isinf");
   CHECK(names[4] == "grad_nan_check_sync");
+  // The stages meet at the gradient norm, not at the checks before it (PP2): each stage's clip waits for the other
+  // stage's norm kernel.
+  auto op_named = [&](int rank, const std::string& name) {
+    for (const auto& op : w_grad.graph.ops())
+      if (op.rank == rank && w_grad.graph.names()[op.name] == name) return op.id;
+    return opgraph::OpId{-1};
+  };
+  REQUIRE(grad.layout.pp == 2);
+  const auto& clip_deps = w_grad.graph.op(op_named(0, "grad_clip")).deps;
+  CHECK(std::find(clip_deps.begin(), clip_deps.end(), op_named(1, "grad_norm")) != clip_deps.end());
+  for (const auto& op : w_grad.graph.ops())
+    if (op.rank == 0 && w_grad.graph.names()[op.name].rfind("grad_nan_check", 0) == 0)
+      for (const auto d : op.deps) CHECK(w_grad.graph.op(d).rank == 0);
   // Two host waits per micro-batch on the loss's rank.
   CHECK(count_named(w_loss, "loss_nan_check_sync") == 2 * off.layout.num_microbatches());
   CHECK(makespan_s(w_grad) > makespan_s(w_off));
