@@ -5,7 +5,7 @@
 // original's, which takes the copy's sweep group (its predictions are the same case's). Counting both would weigh
 // the measurement twice in every band and every coverage figure (a copy that fits would count twice).
 //
-// The link is stated in the data, at the start of the copy's `notes` cell (data/measurements/README.md):
+// The link is stated in the data, at the start of the copy's `notes` cell (src/bands/README.md "Copies"):
 //     copied from <table file name> row <id> (same id); ...the rest of the notes
 // and checked against the tables: the named table is one of those read, the row exists there and is no copy
 // itself, "(same id)" means the ids are equal, and the metric, the value and the source cell are the original's.
