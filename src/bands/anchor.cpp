@@ -21,7 +21,7 @@ struct Job {
 std::map<std::string, Job> groups_of(const std::vector<ErrorRow>& rows, const std::string& table = "") {
   std::map<std::string, Job> g;
   for (const auto& r : rows)
-    if (!r.group.empty() && std::isfinite(r.time_log_error) && (table.empty() || r.table == table)) {
+    if (!r.group.empty() && std::isfinite(r.time_log_error) && (table.empty() || r.group_table == table)) {
       auto& j = g[sweep_job(r)];
       j.group = r.group;
       j.errors.push_back(r.time_log_error);

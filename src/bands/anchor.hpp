@@ -30,7 +30,8 @@ Anchor make_anchor(const std::vector<double>& time_log_errors, std::string file)
 Band anchored_band(const std::vector<ErrorRow>& rows, const BandOptions& options,
                    const std::string& exclude_group = "");
 
-// Within each job of each sweep group (of `table`, or of every table when empty), anchor on one row and predict
+// Within each job of each sweep group (the groups of `table`, ErrorRow::group_table, or of every table when
+// empty), anchor on one row and predict
 // the others, over every choice of anchor row; each job's anchored band comes from the pairs of every other group.
 struct AnchorStudy {
   std::string table;

@@ -11,9 +11,11 @@
 namespace moesim::bands {
 namespace {
 
+constexpr const char* kGroupTable = "group_table";
+
 const std::vector<std::string>& columns() {
   static const std::vector<std::string> c = [] {
-    std::vector<std::string> v{"table", "id", "source", "metric", "group", "job"};
+    std::vector<std::string> v{"table", "id", "source", "metric", "group", kGroupTable, "job"};
     for (auto n : kFeatureNames) v.emplace_back(n);
     for (const char* n : {"family", "micro_batches", "gpu_scale", "measured", "predicted", "time_log_error"})
       v.emplace_back(n);
@@ -44,7 +46,8 @@ std::string to_csv(const std::vector<ErrorRow>& rows) {
   o << "\n";
   for (const auto& r : rows) {
     o << config::csv_cell(r.table) << "," << config::csv_cell(r.id) << "," << config::csv_cell(r.source) << ","
-      << config::csv_cell(r.metric) << "," << config::csv_cell(r.group) << "," << config::csv_cell(r.job);
+      << config::csv_cell(r.metric) << "," << config::csv_cell(r.group) << "," << config::csv_cell(r.group_table) << ","
+      << config::csv_cell(r.job);
     for (const auto& v : r.features.values) o << "," << config::csv_cell(v);
     o << "," << config::csv_cell(r.family) << "," << config::csv_cell(r.micro_batches) << ","
       << config::csv_cell(r.gpu_scale);
@@ -57,8 +60,11 @@ std::string to_csv(const std::vector<ErrorRow>& rows) {
 std::vector<ErrorRow> read_error_table(const std::filesystem::path& file) {
   const auto t = config::read_csv(file);
   Diagnostics d;
+  const auto has = [&t](const std::string& c) {
+    return std::find(t.columns.begin(), t.columns.end(), c) != t.columns.end();
+  };
   for (const auto& c : columns())
-    if (std::find(t.columns.begin(), t.columns.end(), c) == t.columns.end())
+    if (c != kGroupTable && !has(c))
       d.add(file.string(), "column " + c, "missing: expected the columns of `moesim bands --write`");
   d.throw_if_any();
   std::vector<ErrorRow> rows;
@@ -81,6 +87,11 @@ std::vector<ErrorRow> read_error_table(const std::filesystem::path& file) {
     r.source = row.at("source");
     r.metric = row.at("metric");
     r.group = row.at("group");
+    r.group_table = has(kGroupTable) ? row.at(kGroupTable) : r.group.empty() ? "" : r.table;
+    if (r.group.empty() != r.group_table.empty())
+      d.add(file.string(), at + ", column group_table",
+            "expected the table of the row's sweep group exactly when the group is given, got \"" + r.group_table +
+                "\" for group \"" + r.group + "\"");
     r.job = row.at("job");
     r.family = row.at("family");
     r.micro_batches = row.at("micro_batches");

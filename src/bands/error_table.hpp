@@ -14,7 +14,10 @@ namespace moesim::bands {
 struct ErrorRow {
   std::string table, id, source, metric;
   std::string group;  // a layout sweep's group (rows that differ only in layout; anchor.hpp), else empty
-  std::string job;    // model / system / GPUs / GBS / sequence (regime.hpp job_key): rows of one job differ in layout
+  // The table whose sweep group `group` is: the row's own, or that of a copy of the row folded into it
+  // (copies.hpp); empty without a group.
+  std::string group_table;
+  std::string job;  // model / system / GPUs / GBS / sequence (regime.hpp job_key): rows of one job differ in layout
   Features features;
   // The regime dimensions that are not matching features (regime.hpp): model family, micro-batches per step and
   // GPU count as buckets.
@@ -38,10 +41,11 @@ double time_log_error(MetricSense sense, double measured, double predicted);
 // together); "" for a row of no group.
 std::string sweep_job(const ErrorRow& r);
 
-// CSV with a header (table, id, source, metric, group, job, the feature names, family, micro_batches, gpu_scale,
-// measured, predicted, time_log_error). The source is the document key (regime.hpp document_key).
+// CSV with a header (table, id, source, metric, group, group_table, job, the feature names, family, micro_batches,
+// gpu_scale, measured, predicted, time_log_error). The source is the document key (regime.hpp document_key).
 std::string to_csv(const std::vector<ErrorRow>& rows);
-// Strict: a missing column, a row of the wrong width or a non-number is a ConfigError naming file and line.
+// Strict: a missing column, a row of the wrong width or a non-number is a ConfigError naming file and line. The
+// one optional column is group_table (a table written before it existed): a row's group is then its own table's.
 std::vector<ErrorRow> read_error_table(const std::filesystem::path& file);
 
 }  // namespace moesim::bands

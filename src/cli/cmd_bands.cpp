@@ -13,6 +13,7 @@
 
 #include "bands/anchor.hpp"
 #include "bands/attach.hpp"
+#include "bands/copies.hpp"
 #include "bands/coverage.hpp"
 #include "bands/error_table.hpp"
 #include "bands/features.hpp"
@@ -21,6 +22,7 @@
 #include "cli/opt_band.hpp"
 #include "cli/opt_case.hpp"
 #include "cli/opt_tables.hpp"
+#include "config/csv_table.hpp"
 #include "config/data_dir.hpp"
 #include "config/object_reader.hpp"
 #include "core/error.hpp"
@@ -49,7 +51,8 @@ std::vector<BandTable> band_tables(const std::filesystem::path& root) {
   return out;
 }
 
-// Every predicted row of every listed table, with its features and time log error.
+// Every predicted row of every listed table, with its features and time log error: one entry per measurement
+// (a row marked as a copy of another table's row is folded into it, bands/copies.hpp).
 std::vector<bands::ErrorRow> predict_tables(const Context& ctx, int jobs, const bands::RegimeRules& rules) {
   const TableSources sources(ctx);
   const auto root = sources.root();
@@ -58,13 +61,20 @@ std::vector<bands::ErrorRow> predict_tables(const Context& ctx, int jobs, const 
   predict::PredictOptions base;
   base.kernels = kernel_model.model.get();
   base.params = params.step;
+  const auto listed = band_tables(root);
+  std::vector<config::CsvTable> tables;
+  for (const auto& t : listed)
+    tables.push_back(
+        sources.read((root / t.file).string(), t.recipes == "none" ? t.recipes : (root / t.recipes).string()));
+  std::vector<bands::NamedTable> named;
+  for (std::size_t i = 0; i < listed.size(); ++i)
+    named.push_back({std::filesystem::path(listed[i].file).filename().string(), &tables[i]});
+  const auto links = bands::copy_links(named);  // checked before minutes of predicting
   std::vector<bands::ErrorRow> out;
-  for (const auto& t : band_tables(root)) {
-    const auto table =
-        sources.read((root / t.file).string(), t.recipes == "none" ? t.recipes : (root / t.recipes).string());
-    for (auto& e : table_errors(sources, table, t.file, t.row_kind, base, jobs, rules)) out.push_back(std::move(e));
-  }
-  return out;
+  for (std::size_t i = 0; i < listed.size(); ++i)
+    for (auto& e : table_errors(sources, tables[i], listed[i].file, listed[i].row_kind, base, jobs, rules))
+      out.push_back(std::move(e));
+  return bands::fold_copies(std::move(out), links);
 }
 
 }  // namespace
@@ -123,7 +133,7 @@ void add_bands_command(CLI::App& app, Context& ctx) {
     // regimes: one mixed figure would hide which one anchoring helps).
     std::set<std::string> grouped;
     for (const auto& r : rows)
-      if (!r.group.empty()) grouped.insert(r.table);
+      if (!r.group.empty()) grouped.insert(r.group_table);
     for (const auto& t : grouped) ctx.out << bands::to_markdown(bands::anchor_study(rows, o, t), o.coverage) << "\n";
     ctx.out << bands::to_markdown(bands::order_by_gap(rows));
   });

@@ -42,6 +42,7 @@ std::vector<bands::ErrorRow> table_errors(const TableSources& sources, const con
     e.source = bands::document_key(cell("source"), rules);
     e.metric = v.metric;
     e.group = cell("group");
+    if (!e.group.empty()) e.group_table = e.table;
     e.measured = v.measured;
     e.predicted = *v.predicted;
     e.time_log_error = bands::time_log_error(sense, v.measured, *v.predicted);

