@@ -76,6 +76,11 @@ TEST_CASE("the recipes' DDP settings reach the rows: MLPerf Llama 3.1 8B, the ML
   CHECK_FALSE(nr019.nccl_nvls);
   CHECK_FALSE(layout_of("published_2026_12.csv", "NR013").fp8_param_gather);
   CHECK_FALSE(layout_of("published_2026_12.csv", "NR013").nccl_nvls);
+  // NeMo 2's full-iteration graph wraps the forward-backward only: the v5.1 rows' optimizer runs eagerly; the
+  // Megatron-Bridge DeepSeek-V3 rows keep the default.
+  CHECK_FALSE(nr019.optimizer_in_graph);
+  CHECK_FALSE(layout_of("published_2026_12.csv", "NR020").optimizer_in_graph);
+  CHECK(layout_of("coreweave-gb300-dsv3.csv", "MLS009").optimizer_in_graph);
   // The DeepSeek-V3 yaml's 128M buckets; Megatron-Bridge's recipes average in the collective.
   const auto mls009 = layout_of("coreweave-gb300-dsv3.csv", "MLS009");
   CHECK(mls009.ddp_bucket_size == 134217728);
