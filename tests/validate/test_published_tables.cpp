@@ -1,5 +1,5 @@
-// data/measurements/published_2026_12.csv (38 rows) and coreweave-gb300-dsv3.csv (3 rows), development tables
-// bundled 2026-12-04: every row must become a case (a spelling validate cannot read, a hardware or model name it
+// data/measurements/published_2026_12.csv (38 rows), coreweave-gb300-dsv3.csv (3 rows) and
+// mlperf-v5.1-uf-llama31-8b-b200.csv (6 rows), development tables bundled 2026-12: every row must become a case (a spelling validate cannot read, a hardware or model name it
 // does not know, would silently drop the row from the tables' figures), with a unique id and its source.
 #include <doctest/doctest.h>
 
@@ -62,6 +62,19 @@ TEST_CASE("every row of the December 2026 published table becomes a case") {
 
 TEST_CASE("every row of the CoreWeave GB300 DeepSeek-V3 series becomes a case") {
   CHECK(cases_of("coreweave-gb300-dsv3.csv", "MLS") == 3);
+}
+
+TEST_CASE("every row of University of Florida's MLPerf v5.1 Llama 3.1 8B series becomes a case, with its settings") {
+  CHECK(cases_of("mlperf-v5.1-uf-llama31-8b-b200.csv", "UF") == 6);
+  // The same NeMo code as NVIDIA's 8B rows: eager optimizer, FP8 weights, BF16 averaged reduction, NVLS off; UF's
+  // configs keep conf/custom.yaml's 128M-parameter buckets.
+  const auto uf006 = layout_of("mlperf-v5.1-uf-llama31-8b-b200.csv", "UF006");
+  CHECK(uf006.cp == 2);
+  CHECK(uf006.ddp_bucket_size == 134217728);
+  CHECK_FALSE(uf006.optimizer_in_graph);
+  CHECK(uf006.fp8_param_gather);
+  CHECK(uf006.average_in_collective);
+  CHECK_FALSE(uf006.nccl_nvls);
 }
 
 TEST_CASE("the recipes' DDP settings reach the rows: MLPerf Llama 3.1 8B, the MLPerf DeepSeek-V3 series") {

@@ -40,7 +40,7 @@ struct Built {
 
 TEST_CASE("FP8 weights per layer: attention, dense MLP or local experts, shared experts") {
   const test::SmallMoeStep s("h100x8.json", "dgx-h100");
-  layout::Layout l = s.layout;  // EP4: 64 / 4 = 16 local experts
+  layout::Layout l = s.layout;                                              // EP4: 64 / 4 = 16 local experts
   CHECK(workload::fp8_weights_per_layer(s.model, l, 0) == 2 + 2);           // the dense first layer
   CHECK(workload::fp8_weights_per_layer(s.model, l, 1) == 2 + 2 * 16 + 2);  // + one shared expert's fc1, fc2
   // PP2: layers 0-3 on rank 0 (one dense, three MoE), 4-7 on rank 1.
