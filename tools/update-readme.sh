@@ -4,7 +4,8 @@
 # Bridge development set per system and model kind, the GB200 ladder's steps, and the layout sweeps' ranking per group (`validate
 # --ranking`: Kendall tau-b of measured vs predicted order, issue 17), and the MLPerf GB200 scaling series per point
 # with its 8,192 / 512 throughput-per-GPU ratio, the SimuMax B200 runs per model (error and Kendall tau per job),
-# the summary rows of the tables collected 2026-12 (published_2026_12.csv, coreweave-gb300-dsv3.csv), and the
+# the summary rows of the tables collected 2026-12 (published_2026_12.csv, coreweave-gb300-dsv3.csv,
+# mlperf-v5.1-uf-llama31-8b-b200.csv), and the
 # error bands' data file with their coverage leaving one source or one regime out (`moesim bands`). Each
 # table sits between <!-- NAME:begin --> and <!-- NAME:end --> markers.
 #   tools/update-readme.sh           rewrite the files
@@ -35,6 +36,7 @@ m=data/measurements
 "$bin" validate --csv "$m/simumax_b200.csv" --ranking --json >"$tmp/simumax.json"
 "$bin" validate --csv "$m/published_2026_12.csv" --json >"$tmp/published.json"
 "$bin" validate --csv "$m/coreweave-gb300-dsv3.csv" --json >"$tmp/coreweave.json"
+"$bin" validate --csv "$m/mlperf-v5.1-uf-llama31-8b-b200.csv" --json >"$tmp/uf8b.json"
 # The error bands' data (data/accuracy/prediction_errors.csv, every band's source) and their coverage.
 "$bin" bands --write --out "$tmp/prediction_errors.csv" >"$tmp/bands.md"
 if ! cmp -s "$tmp/prediction_errors.csv" data/accuracy/prediction_errors.csv; then
@@ -50,7 +52,7 @@ mode, tmp, mdir = sys.argv[1], sys.argv[2], sys.argv[3]
 load = lambda name: json.load(open(f"{tmp}/{name}.json"))
 gt, ho, ld, sw, sc = load("groundtruth"), load("heldout"), load("ladder"), load("sweeps"), load("scaling")
 sm = load("simumax")
-pub, cw = load("published"), load("coreweave")
+pub, cw, uf8b = load("published"), load("coreweave"), load("uf8b")
 
 def errors(d): return [r["error_pct"] for r in d["rows"] if "error_pct" in r]
 def mean_abs_ln(d):
@@ -148,6 +150,7 @@ summary = "\n".join([
     summary_row("`mlperf-v6-dsv3-gb200-scaling.csv`", "MLPerf GB200 scaling series, 512-8,192 GPUs", sc),
     summary_row("`published_2026_12.csv`", "published rows collected 2026-12 (MLPerf Llama 3.1, NeMo pages, ModelZoo)", pub),
     summary_row("`coreweave-gb300-dsv3.csv`", "MLPerf CoreWeave GB300 DeepSeek-V3 series, 2,048-8,192 GPUs", cw),
+    summary_row("`mlperf-v5.1-uf-llama31-8b-b200.csv`", "MLPerf v5.1 University of Florida Llama 3.1 8B on DGX B200, 8-256 GPUs", uf8b),
     "",
     f"GB200 ladder direction: {right} of {judged} judged steps predicted in the measured direction.",
     "",

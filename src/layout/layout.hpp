@@ -190,6 +190,11 @@ struct Layout {
   // disable_forward_pre_hook -> start_param_sync(force_sync=True)), and a training graph captured without its
   // own gathers then has none (docs/workload-model.md "Parameter all-gather").
   bool param_gather_in_step = true;
+  // Whether a full-iteration CUDA graph (cuda_graph full) also captures the optimizer step (default on). Off where
+  // the graph wraps the forward-backward function only and the optimizer runs eagerly after the host has read the
+  // gradient norm: NeMo 2's FullCudaGraphWrapper (nemo/lightning/megatron_parallel.py:1427-1430 @25.09-alpha wraps
+  // get_forward_backward_func(); megatron/core/full_cuda_graph.py FullCudaGraphWrapper). No effect without a full graph.
+  bool optimizer_in_graph = true;
   // Megatron's --overlap-param-gather (DistributedDataParallelConfig.overlap_param_gather). On (default here: the
   // NeMo, Megatron-Bridge and MLPerf recipes set it, and moesim modelled only this before the field): the forward
   // dispatches the gathers (pre-hooks, or the prefetch with align_param_gather). Off (Megatron-LM's own default,

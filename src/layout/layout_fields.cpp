@@ -83,6 +83,9 @@ const std::vector<LayoutField>& layout_fields() {
        "The distributed optimizer's parameter all-gathers and their MXFP8 copies run inside the step (default on); "
        "off where the run refreshes the weights outside the timed step (an evaluation after every step that "
        "gathers them, with the training graph's own gathers skipped)"},
+      {"optimizer_in_graph", "", K::boolean, K::boolean,
+       "With a full-iteration CUDA graph: the graph also captures the optimizer step (default on); off where it "
+       "wraps the forward-backward only (NeMo 2) and the optimizer's calls are issued eagerly"},
       {"nccl_nvls", "", K::boolean, K::boolean,
        "NCCL may use NVLink SHARP (NVLS) for all-reduces and all-gathers inside one NVSwitch domain (default on); "
        "off = NCCL_NVLS_ENABLE=0"},
@@ -197,6 +200,7 @@ bool& boolean_member(Layout& l, std::string_view key) {
   if (key == "overlap_grad_reduce") return l.overlap_grad_reduce;
   if (key == "average_in_collective") return l.average_in_collective;
   if (key == "param_gather_in_step") return l.param_gather_in_step;
+  if (key == "optimizer_in_graph") return l.optimizer_in_graph;
   if (key == "overlap_param_gather") return l.overlap_param_gather;
   if (key == "nccl_nvls") return l.nccl_nvls;
   throw std::logic_error("layout field " + std::string(key) + " is not a boolean member");

@@ -201,6 +201,7 @@ Layout read_layout_fields(ObjectReader& r) {
   l.ddp_bucket_size = fr.integer("ddp_bucket_size", Bound::non_negative).value_or(0);
   l.average_in_collective = fr.boolean("average_in_collective").value_or(false);
   l.param_gather_in_step = fr.boolean("param_gather_in_step").value_or(true);
+  l.optimizer_in_graph = fr.boolean("optimizer_in_graph").value_or(true);
   l.overlap_param_gather = fr.boolean("overlap_param_gather").value_or(true);
   l.nccl_nvls = fr.boolean("nccl_nvls").value_or(true);
   l.fp8_attention = fr.boolean("fp8_attention").value_or(false);

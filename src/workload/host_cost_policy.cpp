@@ -12,7 +12,9 @@ std::uint32_t recompute_scope(const layout::Layout& layout) {
 }
 
 HostCostPolicy::HostCostPolicy(const topology::SystemSpec& system, const layout::Layout& layout, const StepParams& p)
-    : cuda_graph_(layout.cuda_graph), graph_scopes_(layout.cuda_graph_scopes) {
+    : cuda_graph_(layout.cuda_graph),
+      optimizer_in_graph_(layout.optimizer_in_graph),
+      graph_scopes_(layout.cuda_graph_scopes) {
   auto figure_us = [&](double param_us, const char* name, double fallback_us) {
     if (param_us >= 0) return param_us;
     const auto* f = system.calibration.find(name);
@@ -37,7 +39,10 @@ HostCostPolicy::HostCostPolicy(const topology::SystemSpec& system, const layout:
 }
 
 void HostCostPolicy::set_launch(Op& op, int kernels, std::uint32_t graph_scope, double host_s) const {
-  if (cuda_graph_ == layout::CudaGraph::full) {
+  if (op.phase == Phase::optimizer && optimizer_eager()) {
+    const int n = std::max(1, kernels);
+    op.launch_cost = seconds_to_ps(std::max(host_s, eager_.torch_op_s + eager_.cxx_launch_s * (n - 1)));
+  } else if (cuda_graph_ == layout::CudaGraph::full) {
     op.graph_captured = true;
   } else if (cuda_graph_ == layout::CudaGraph::partial && (graph_scope & graph_scopes_) != 0) {
     op.launch_cost = seconds_to_ps(graph_launch_s_);  // one graph launch replaces the block's kernels

@@ -34,13 +34,18 @@ class HostCostPolicy {
 
   // The per-op issue figures the layer costs count in (framework, x86 and binding factors applied).
   const HostCosts& eager() const { return eager_; }
-  // Whether a full-iteration CUDA graph launches the whole step (one graph launch per rank, nothing eager).
+  // Whether a full-iteration CUDA graph launches the step (one graph launch per rank; nothing else eager unless the
+  // graph leaves the optimizer out, optimizer_eager()).
   bool full_graph() const { return cuda_graph_ == layout::CudaGraph::full; }
+  // A full-iteration graph that wraps the forward-backward only (Layout::optimizer_in_graph off): the optimizer
+  // phase's ops are issued eagerly, each call at the eager PyTorch op figure.
+  bool optimizer_eager() const { return full_graph() && !optimizer_in_graph_; }
   double graph_launch_s() const { return graph_launch_s_; }
 
-  // Host time before `op` can start: none inside a full-iteration graph, one graph launch for a block whose graph
-  // scope (0 = none) per-module graphs capture, else the framework's eager issue time `host_s`, never below the
-  // raw launch cost of its kernels.
+  // Host time before `op` can start: none inside a full-iteration graph (unless it is an optimizer op the graph
+  // leaves out: one eager PyTorch call, its further kernels launched from C++ as multi_tensor_apply does), one
+  // graph launch for a block whose graph scope (0 = none) per-module graphs capture, else the framework's eager
+  // issue time `host_s`, never below the raw launch cost of its kernels. Reads op.phase.
   void set_launch(Op& op, int kernels, std::uint32_t graph_scope, double host_s = 0) const;
 
  private:
@@ -48,6 +53,7 @@ class HostCostPolicy {
   double kernel_launch_s_ = 0;
   double graph_launch_s_ = 0;
   layout::CudaGraph cuda_graph_ = layout::CudaGraph::none;
+  bool optimizer_in_graph_ = true;
   std::uint32_t graph_scopes_ = 0;
 };
 

@@ -1,6 +1,7 @@
 #include "workload/optimizer_step.hpp"
 
 #include "workload/dp_strategy.hpp"
+#include "workload/fp8_param_quantize.hpp"
 #include "workload/megatron_optimizer.hpp"
 
 namespace moesim::workload {
@@ -104,6 +105,13 @@ std::optional<OpId> emit_optimizer(const StepContext& ctx, OpWriter& out, int ra
   kernel(k.grad_clip, "grad_clip", 1);
   kernel(k.adam, "optimizer_step", 4);
   kernel(k.copy_to_model, "copy_main_to_model_params", 1);
+  if (l.fp8_param_gather && l.precision == layout::Precision::fp8_tensorwise && sharded) {
+    // TE's FP8 primary-weight refresh around that cast (fp8_param_quantize.hpp): its per-weight host loop.
+    const int weights = fp8_weights_on_rank(m, l, ctx.in.stages, rank);
+    const double amax_s = memory_bound(ctx, 4.0 * shard, "fp8_param_amax", 1).seconds;
+    out.compute(rank, fp8_param_quantize_cost(ctx.host.eager(), weights, ctx.dense_dp.size, amax_s),
+                "fp8_param_quantize", opt, -1, -1, Phase::optimizer, 0);
+  }
   kernel(k.zero_grad, "zero_grad_buffer", 1);
   return norm_wait;
 }

@@ -1,5 +1,5 @@
-// data/measurements/published_2026_12.csv (38 rows) and coreweave-gb300-dsv3.csv (3 rows), development tables
-// bundled 2026-12-04: every row must become a case (a spelling validate cannot read, a hardware or model name it
+// data/measurements/published_2026_12.csv (38 rows), coreweave-gb300-dsv3.csv (3 rows) and
+// mlperf-v5.1-uf-llama31-8b-b200.csv (6 rows), development tables bundled 2026-12: every row must become a case (a spelling validate cannot read, a hardware or model name it
 // does not know, would silently drop the row from the tables' figures), with a unique id and its source.
 #include <doctest/doctest.h>
 
@@ -64,6 +64,19 @@ TEST_CASE("every row of the CoreWeave GB300 DeepSeek-V3 series becomes a case") 
   CHECK(cases_of("coreweave-gb300-dsv3.csv", "MLS") == 3);
 }
 
+TEST_CASE("every row of University of Florida's MLPerf v5.1 Llama 3.1 8B series becomes a case, with its settings") {
+  CHECK(cases_of("mlperf-v5.1-uf-llama31-8b-b200.csv", "UF") == 6);
+  // The same NeMo code as NVIDIA's 8B rows: eager optimizer, FP8 weights, BF16 averaged reduction, NVLS off; UF's
+  // configs keep conf/custom.yaml's 128M-parameter buckets.
+  const auto uf006 = layout_of("mlperf-v5.1-uf-llama31-8b-b200.csv", "UF006");
+  CHECK(uf006.cp == 2);
+  CHECK(uf006.ddp_bucket_size == 134217728);
+  CHECK_FALSE(uf006.optimizer_in_graph);
+  CHECK(uf006.fp8_param_gather);
+  CHECK(uf006.average_in_collective);
+  CHECK_FALSE(uf006.nccl_nvls);
+}
+
 TEST_CASE("the recipes' DDP settings reach the rows: MLPerf Llama 3.1 8B, the MLPerf DeepSeek-V3 series") {
   // NeMo's MLPerf v5.1 pretrain.py: BF16 reduction, averaged in the collective; the 8B configs' 768M buckets.
   const auto nr019 = layout_of("published_2026_12.csv", "NR019");
@@ -76,6 +89,11 @@ TEST_CASE("the recipes' DDP settings reach the rows: MLPerf Llama 3.1 8B, the ML
   CHECK_FALSE(nr019.nccl_nvls);
   CHECK_FALSE(layout_of("published_2026_12.csv", "NR013").fp8_param_gather);
   CHECK_FALSE(layout_of("published_2026_12.csv", "NR013").nccl_nvls);
+  // NeMo 2's full-iteration graph wraps the forward-backward only: the v5.1 rows' optimizer runs eagerly; the
+  // Megatron-Bridge DeepSeek-V3 rows keep the default.
+  CHECK_FALSE(nr019.optimizer_in_graph);
+  CHECK_FALSE(layout_of("published_2026_12.csv", "NR020").optimizer_in_graph);
+  CHECK(layout_of("coreweave-gb300-dsv3.csv", "MLS009").optimizer_in_graph);
   // The DeepSeek-V3 yaml's 128M buckets; Megatron-Bridge's recipes average in the collective.
   const auto mls009 = layout_of("coreweave-gb300-dsv3.csv", "MLS009");
   CHECK(mls009.ddp_bucket_size == 134217728);
