@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "comm/measured_efficiency.hpp"
@@ -484,6 +485,37 @@ TEST_CASE("DeepEP without experimental fusions: the host waits for every forward
   CHECK(eager.count(0, "post_dispatch_sync") == eager.count(0, "dropless_token_count_sync"));
   CHECK(rerun.count(0, "post_dispatch_sync") == 2 * 3 * 8);
   CHECK(eager.count(0, "ep_dispatch") == fused.count(0, "ep_dispatch"));
+}
+
+// DeepEP's forward dispatch runs its non-cached path (count exchange, host wait, allocations: 0.38 ms measured on an
+// x86 host, comm/dispatchers/deepep.cpp); its combine and the backward exchanges reuse the handle and cost one
+// launch, as every NCCL dispatcher's exchange does. Off x86 the figure is divided by the x86 host factor.
+TEST_CASE("DeepEP: the forward dispatch and its recompute pay the non-cached call's host path, nothing else does") {
+  auto launches = [](Built& b, workload::StepParams p = {}) {
+    const auto w = workload::build_step({b.model, b.layout, b.stages, b.system, *b.kernels, p});
+    std::map<std::string, std::set<std::int64_t>> by_name;
+    for (const auto& op : w.graph.ops())
+      if (op.rank == 0 && op.stream == Stream::ep_comm) by_name[w.graph.names()[op.name]].insert(op.launch_cost);
+    return by_name;
+  };
+  const std::int64_t one_launch = seconds_to_ps(5e-6);  // dgx-h100 kernel_launch
+  Built deepep("h100x8.json", "dgx-h100", [](layout::Layout& l) {
+    l.dispatcher = layout::Dispatcher::deepep;
+    l.recompute = layout::parse_recompute("selective: moe");
+  });
+  const auto d = launches(deepep);
+  using Set = std::set<std::int64_t>;
+  CHECK(d.at("ep_dispatch") == Set{seconds_to_ps(0.38e-3)});
+  CHECK(d.at("ep_dispatch_recompute") == Set{seconds_to_ps(0.38e-3)});
+  for (const char* cached : {"ep_combine", "ep_combine_recompute", "ep_combine_bwd", "ep_dispatch_bwd"})
+    CHECK(d.at(cached) == Set{one_launch});
+  Built alltoall("h100x8.json", "dgx-h100");
+  for (const auto& [name, costs] : launches(alltoall)) CHECK(costs == Set{one_launch});
+  // A Grace host: the x86-measured figure over the x86 host factor (3 here).
+  deepep.system.host.cpu_family = topology::CpuFamily::grace;
+  workload::StepParams p;
+  p.x86_host_factor = 3.0;
+  CHECK(launches(deepep, p).at("ep_dispatch") == Set{seconds_to_ps(0.38e-3 / 3.0)});
 }
 
 TEST_CASE("TP collectives: one NCCL call per all-gather and reduce-scatter as TE issues them; overlap splits them") {
