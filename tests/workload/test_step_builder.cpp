@@ -347,6 +347,32 @@ TEST_CASE("recompute and a2a overlap change the graph as documented") {
   CHECK(a == b);
 }
 
+// Megatron's layer schedule issues the backward's experts before the forward's dispatch (TransformerLayerSchedulePlan
+// .run), so in a merged pair the host waits for the forward's token counts with the backward's experts queued: the
+// op emitted just before a paired forward's count sync is the other micro-batch's experts dgrad.
+TEST_CASE("a2a overlap: a paired forward's dispatch waits on the host after the backward's experts are issued") {
+  auto after_experts_dgrad = [](const Built& b) {
+    int n = 0;
+    std::map<int, const opgraph::Op*> last_compute;  // per rank, the last compute op emitted so far
+    for (const auto& op : b.w.graph.ops()) {
+      const auto& name = b.w.graph.names()[op.name];
+      if (name == "dropless_token_count_sync" && op.phase == opgraph::Phase::fwd) {
+        const auto* prev = last_compute[op.rank];
+        if (prev && b.w.graph.names()[prev->name] == "experts_dgrad") {
+          CHECK(prev->microbatch != op.microbatch);
+          ++n;
+        }
+      }
+      if (op.stream == Stream::compute && op.kind == OpKind::compute) last_compute[op.rank] = &op;
+    }
+    return n;
+  };
+  const Built paired("gb200x64.json", "gb200-nvl72");
+  const Built plain("gb200x64.json", "gb200-nvl72", [](layout::Layout& l) { l.a2a_overlap = false; });
+  CHECK(after_experts_dgrad(paired) > 0);
+  CHECK(after_experts_dgrad(plain) == 0);
+}
+
 TEST_CASE("a2a overlap with as few micro-batches as pipeline ranks builds and runs (no pair without a steady state)") {
   // gb200x64: PP2 VPP2, DP32; GBS 64 -> 2 micro-batches: rank 0 warms up with all four forwards.
   const Built few("gb200x64.json", "gb200-nvl72", [](layout::Layout& l) { l.gbs = 64; });
