@@ -40,10 +40,11 @@ class DeepEp final : public DedupDispatcher {
   // allocates the received-side tensors and launches the exchange. The combine and the backward exchanges reuse
   // the handle (cached: no count exchange, no wait). DeepEP's benchmarks, which the bandwidths below come from, time
   // the cached dispatch (tests/test_intranode.py @aae9fa9:158-159 passes the handle), so this path is in none of
-  // them. Measured: one non-cached intranode dispatch of 8 tokens on 8 H20 spans 0.375-0.384 ms (per-rank means)
-  // between CUDA events recorded around the call with the host idle before it (deepseek-ai/DeepEP issue #138,
-  // 2025-04-28, the event-timed loop). At 8 tokens there are no bytes to speak of, so the span is the call's host
-  // path: launches, the count exchange, the wait and the allocations. Assumptions: the same on the H100 hosts and
+  // them. Measured: one non-cached intranode dispatch of 8 tokens on 8 H20, called after a device sync so the host
+  // starts idle, takes 0.375-0.384 ms (per-rank means over consecutive calls; deepseek-ai/DeepEP issue #138,
+  // 2025-04-27, whose re-run with CUDA events around the call, 2025-04-28, reports almost no difference). At 8
+  // tokens there are no bytes to speak of, so that is the call's host path: launches, the count exchange, the wait
+  // and the allocations. Assumptions: the same on the H100 hosts and
   // over RDMA (whose count exchange also crosses the NIC: longer, not measured).
   double forward_dispatch_host_s(bool) const override { return 0.38e-3; }
 
