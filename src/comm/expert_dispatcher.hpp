@@ -82,6 +82,13 @@ class ExpertDispatcher {
   // The token passes it adds to a MoE layer with `local_experts` experts per rank, under the framework's fusions.
   virtual DispatcherLayerWork layer_work(int local_experts, const FrameworkFusions& fusions) const = 0;
 
+  // Host time of one forward dispatch call, from the call to the exchange kernel's launch, for a dispatcher whose
+  // forward exchange first agrees on the received counts with the other ranks and makes the host wait for them
+  // before it allocates the outputs and launches (0: one kernel launch, as a collective). Only the forward dispatch
+  // pays it: the combine and both backward exchanges reuse the forward's layout (its handle). `multi_domain`: the
+  // group spans scale-up domains.
+  virtual double forward_dispatch_host_s(bool /*multi_domain*/) const { return 0; }
+
   // The benchmark row its own efficiency on one link class is derived from; nullopt for a dispatcher that runs
   // NCCL collectives (NCCL's curves apply).
   virtual std::optional<DispatchMeasurement> measurement(kernels::Arch arch, bool over_rdma,

@@ -16,6 +16,7 @@ struct LinkDemand {
   double nic_bytes = 0;     // effective bytes on the GPU's NIC(s)
   double latency_s = 0;     // fixed part (NCCL base + step latencies, or the dispatcher's handshake)
   int sms = 0;              // SMs the communication kernels hold while they run
+  double host_s = 0;        // host time to issue the call, where more than one kernel launch (DeepEP's dispatch)
   bool empty() const { return nvlink_bytes <= 0 && nic_bytes <= 0; }
 };
 

@@ -397,13 +397,16 @@ void LayerEmitter::weight_gradients(const LayerRun& r) {
   out_.compute(r.rank, c.pre_dispatch.wgrad, "router_wgrad", *r.chain, r.layer, r.mb, w, pre_mlp_scope(r.moe));
   out_.compute(r.rank, c.attention.wgrad, "attention_wgrad", *r.chain, r.layer, r.mb, w, kScopeAttn);
 }
+// In the issue order of Megatron's layer schedule (model_chunk_schedule_plan.py TransformerLayerSchedulePlan.run,
+// the same since the A2A overlap's first version ae1c88296f:181-203): the backward's experts are issued before the
+// forward's dispatch, so a dispatch whose host waits (the token counts, DeepEP's count exchange) finds them queued.
 void LayerEmitter::forward_backward_pair(const LayerRun& f, const LayerRun& b) {
   BackwardHandoff h;
   bwd_recompute(b);
   bwd_combine(b);
   fwd_pre_dispatch(f);
-  const OpId d = fwd_dispatch(f);
   bwd_mlp(b, h);
+  const OpId d = fwd_dispatch(f);
   bwd_dispatch(b, h);
   fwd_mlp(f, d >= 0 ? d : f.chain->last);
   fwd_combine(f);

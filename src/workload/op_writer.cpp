@@ -47,7 +47,7 @@ OpId OpWriter::comm(int rank, const CommSpec& s, opgraph::OpIds deps, int layer,
   op.layer = layer;
   op.microbatch = mb;
   op.phase = phase;
-  host_.set_launch(op, 1, 0);
+  host_.set_launch(op, 1, 0, s.demand.host_s);
   for (OpId d : deps)
     if (d >= 0) op.deps.push_back(d);
   return graph_.add_op(std::move(op));

@@ -43,6 +43,9 @@ EpDemands ep_demands(const CommCostModel& comm, layout::Dispatcher dispatcher, c
   const auto d = to_comm(dispatcher);
   EpDemands e;
   e.dispatch = comm.dispatch(d, p, comm::Phase::dispatch);
+  // Only the forward dispatch (and a recompute's rerun of it) lays out a new exchange; the three others reuse its
+  // handle (comm/expert_dispatcher.hpp forward_dispatch_host_s).
+  e.dispatch.host_s = d.get().forward_dispatch_host_s(p.ep.ranks > 1 && !p.ep.single_domain());
   e.combine = comm.dispatch(d, p, comm::Phase::combine);
   p.dispatch_bytes_per_element = p.combine_bytes_per_element;
   e.combine_bwd = comm.dispatch(d, p, comm::Phase::dispatch);
@@ -103,6 +106,9 @@ StepContext::StepContext(const StepInputs& inputs)
   // The EP exchange is the same for every MoE layer: cost its four directions once.
   for (const auto& [key, c] : costs_by_kind)
     if (key.first && l.ep > 1) ep = ep_demands(comm_model, l.dispatcher, c.ep_problem);  // EP 1: no exchange
+  // A dispatcher's host figure was measured on an x86 host (comm/dispatchers/): on another CPU the host model's own
+  // x86-to-other ratio (x86_host_factor, as HostCostPolicy applies it to every eager op) scales it.
+  if (inputs.system.host.cpu_family != topology::CpuFamily::x86) ep.dispatch.host_s /= inputs.params.x86_host_factor;
   if (inputs.routing && !inputs.routing->is_balanced() && m.is_moe()) apply_routing(*inputs.routing, ep_shape);
   // FSDP units: each decoder and MTP layer, the input embedding, and the output head (with the final norm),
   // as TorchTitan and NeMo AutoModel wrap them.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "comm/measured_efficiency.hpp"
@@ -346,6 +347,32 @@ TEST_CASE("recompute and a2a overlap change the graph as documented") {
   CHECK(a == b);
 }
 
+// Megatron's layer schedule issues the backward's experts before the forward's dispatch (TransformerLayerSchedulePlan
+// .run), so in a merged pair the host waits for the forward's token counts with the backward's experts queued: the
+// op emitted just before a paired forward's count sync is the other micro-batch's experts dgrad.
+TEST_CASE("a2a overlap: a paired forward's dispatch waits on the host after the backward's experts are issued") {
+  auto after_experts_dgrad = [](const Built& b) {
+    int n = 0;
+    std::map<int, const opgraph::Op*> last_compute;  // per rank, the last compute op emitted so far
+    for (const auto& op : b.w.graph.ops()) {
+      const auto& name = b.w.graph.names()[op.name];
+      if (name == "dropless_token_count_sync" && op.phase == opgraph::Phase::fwd) {
+        const auto* prev = last_compute[op.rank];
+        if (prev && b.w.graph.names()[prev->name] == "experts_dgrad") {
+          CHECK(prev->microbatch != op.microbatch);
+          ++n;
+        }
+      }
+      if (op.stream == Stream::compute && op.kind == OpKind::compute) last_compute[op.rank] = &op;
+    }
+    return n;
+  };
+  const Built paired("gb200x64.json", "gb200-nvl72");
+  const Built plain("gb200x64.json", "gb200-nvl72", [](layout::Layout& l) { l.a2a_overlap = false; });
+  CHECK(after_experts_dgrad(paired) > 0);
+  CHECK(after_experts_dgrad(plain) == 0);
+}
+
 TEST_CASE("a2a overlap with as few micro-batches as pipeline ranks builds and runs (no pair without a steady state)") {
   // gb200x64: PP2 VPP2, DP32; GBS 64 -> 2 micro-batches: rank 0 warms up with all four forwards.
   const Built few("gb200x64.json", "gb200-nvl72", [](layout::Layout& l) { l.gbs = 64; });
@@ -484,6 +511,37 @@ TEST_CASE("DeepEP without experimental fusions: the host waits for every forward
   CHECK(eager.count(0, "post_dispatch_sync") == eager.count(0, "dropless_token_count_sync"));
   CHECK(rerun.count(0, "post_dispatch_sync") == 2 * 3 * 8);
   CHECK(eager.count(0, "ep_dispatch") == fused.count(0, "ep_dispatch"));
+}
+
+// DeepEP's forward dispatch runs its non-cached path (count exchange, host wait, allocations: 0.38 ms measured on an
+// x86 host, comm/dispatchers/deepep.cpp); its combine and the backward exchanges reuse the handle and cost one
+// launch, as every NCCL dispatcher's exchange does. Off x86 the figure is divided by the x86 host factor.
+TEST_CASE("DeepEP: the forward dispatch and its recompute pay the non-cached call's host path, nothing else does") {
+  auto launches = [](Built& b, workload::StepParams p = {}) {
+    const auto w = workload::build_step({b.model, b.layout, b.stages, b.system, *b.kernels, p});
+    std::map<std::string, std::set<std::int64_t>> by_name;
+    for (const auto& op : w.graph.ops())
+      if (op.rank == 0 && op.stream == Stream::ep_comm) by_name[w.graph.names()[op.name]].insert(op.launch_cost);
+    return by_name;
+  };
+  const std::int64_t one_launch = seconds_to_ps(5e-6);  // dgx-h100 kernel_launch
+  Built deepep("h100x8.json", "dgx-h100", [](layout::Layout& l) {
+    l.dispatcher = layout::Dispatcher::deepep;
+    l.recompute = layout::parse_recompute("selective: moe");
+  });
+  const auto d = launches(deepep);
+  using Set = std::set<std::int64_t>;
+  CHECK(d.at("ep_dispatch") == Set{seconds_to_ps(0.38e-3)});
+  CHECK(d.at("ep_dispatch_recompute") == Set{seconds_to_ps(0.38e-3)});
+  for (const char* cached : {"ep_combine", "ep_combine_recompute", "ep_combine_bwd", "ep_dispatch_bwd"})
+    CHECK(d.at(cached) == Set{one_launch});
+  Built alltoall("h100x8.json", "dgx-h100");
+  for (const auto& [name, costs] : launches(alltoall)) CHECK(costs == Set{one_launch});
+  // A Grace host: the x86-measured figure over the x86 host factor (3 here).
+  deepep.system.host.cpu_family = topology::CpuFamily::grace;
+  workload::StepParams p;
+  p.x86_host_factor = 3.0;
+  CHECK(launches(deepep, p).at("ep_dispatch") == Set{seconds_to_ps(0.38e-3 / 3.0)});
 }
 
 TEST_CASE("TP collectives: one NCCL call per all-gather and reduce-scatter as TE issues them; overlap splits them") {

@@ -33,6 +33,21 @@ class DeepEp final : public DedupDispatcher {
     return w;
   }
 
+  // Megatron's forward dispatch calls Buffer.get_dispatch_layout and then Buffer.dispatch without a handle
+  // (fused_a2a.py FusedDispatch.forward @1e057005:70-113; the same shape in later releases): DeepEP's non-cached
+  // path launches notify_dispatch, which exchanges the per-rank and per-expert counts, spins the host until they
+  // arrive (csrc/deep_ep.cpp @aae9fa9 intranode_dispatch, the `while (true)` wait on moe_recv_counter), then
+  // allocates the received-side tensors and launches the exchange. The combine and the backward exchanges reuse
+  // the handle (cached: no count exchange, no wait). DeepEP's benchmarks, which the bandwidths below come from, time
+  // the cached dispatch (tests/test_intranode.py @aae9fa9:158-159 passes the handle), so this path is in none of
+  // them. Measured: one non-cached intranode dispatch of 8 tokens on 8 H20, called after a device sync so the host
+  // starts idle, takes 0.375-0.384 ms (per-rank means over consecutive calls; deepseek-ai/DeepEP issue #138,
+  // 2025-04-27, whose re-run with CUDA events around the call, 2025-04-28, reports almost no difference). At 8
+  // tokens there are no bytes to speak of, so that is the call's host path: launches, the count exchange, the wait
+  // and the allocations. Assumptions: the same on the H100 hosts and
+  // over RDMA (whose count exchange also crosses the NIC: longer, not measured).
+  double forward_dispatch_host_s(bool) const override { return 0.38e-3; }
+
   // The SMs its kernels hold as training runs them, not as its benchmarks were configured (12 over RDMA, 24 on
   // NVLink: comm-microbench.csv CM011/CM013, CM015, CM022-CM024, whose bandwidths measurement() keeps). Megatron
   // calls Buffer.dispatch / combine without a config (fused_a2a.py @0d77a93b7b:98-109, the ModelZoo era), so DeepEP
