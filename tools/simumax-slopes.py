@@ -7,6 +7,7 @@ Usage (from the repository root):
   python3 tools/simumax-slopes.py                  # runs build/moesim validate --csv ... --json
   python3 tools/simumax-slopes.py --json FILE      # reads a saved `validate --json` output
   python3 tools/simumax-slopes.py --moesim PATH    # another binary; extra args after `--` go to validate
+  python3 tools/simumax-slopes.py --decompose      # also moesim's step end per layout, from each layout's trace
 
 Columns: m (micro-batch counts), slope t in ms (measured / moesim / SimuMax; moesim's error against the measured
 one and against SimuMax's), the pair slopes 4->8 and 8->32 (measured and moesim: a cost that grew with the step's
@@ -14,6 +15,12 @@ length would make the second larger), and F in ms with moesim's error. "F meas 4
 of micro-batch counts gives alone: how far the measurement itself pins F down. The summary prints the medians and how many
 layouts have F within 20 % of the measured one. Rows at a single micro-batch count (the context-parallel ones) are
 not fitted and are left out.
+
+--decompose splits moesim's step end per layout (the ops after the last stage's last backward, which recur once per
+step at every micro-batch count): it traces the layout's smallest-m row (`validate --explain ID --trace`) and, on
+the pipeline rank whose ops end the step, sums the time of each step-end op kind from the first of them to the end.
+"wait" is that rank's idle time before its clip (the stages meet at the gradient norm); "rest" is moesim's F minus
+that tail: the pipeline's fill and drain beyond m micro-batches, and the loss stage's last micro-batch extras.
 """
 import argparse
 import csv
@@ -23,6 +30,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 
 TABLE = "data/measurements/simumax_b200.csv"
 # Columns that name a layout; a layout's rows differ only in the global batch (and so the micro-batch count).
@@ -68,8 +76,64 @@ def self_test():
     slope = (n * sms - sm * ss) / (n * smm - sm * sm)
     t, f = fit(pts)
     assert abs(t - slope) < 1e-9 and abs(f - (ss - slope * sm) / n) < 1e-9, (t, f, slope)
+    # Step-end split, hand-built: rank 1 ends the step; its RS 0-2 ms, norm 2-3, idle 3-5 (waiting for rank 0's
+    # norm), clip 5-6, Adam 6-9, AG 9-10; rank 0's ops do not count.
+    ev = [dict(ph="X", pid=1, name=n, ts=a * 1e3, dur=(b - a) * 1e3) for n, a, b in (
+        ("experts_wgrad", -4, 0), ("dp_grad_reduce_scatter", 0, 2), ("grad_norm", 2, 3), ("grad_clip", 5, 6),
+        ("optimizer_step", 6, 9), ("dp_param_allgather", 9, 10))]
+    ev.append(dict(ph="X", pid=0, name="grad_norm", ts=4e3, dur=1e3))
+    sp = step_end_split(ev)
+    assert (sp["RS"], sp["norm"], sp["Adam etc."], sp["AG"], sp["wait"], sp["tail"]) == (2, 1, 4, 1, 2, 10), sp
     print("simumax-slopes self-test: ok")
     return 0
+
+
+# The step-end ops the builder emits (src/workload/optimizer_step.cpp emit_optimizer, the DP reductions and the
+# parameter gather), grouped as the --decompose columns print them.
+STEP_END_GROUPS = (
+    ("RS", ("dp_grad_reduce_scatter", "embedding_grad_allreduce")),
+    ("NaN check", ("grad_nan_check_norm", "grad_nan_check_isnan", "grad_nan_check_isinf")),
+    ("scale", ("grad_scale", "grad_to_main")),
+    ("norm", ("grad_norm",)),
+    ("Adam etc.", ("grad_clip", "optimizer_step", "copy_main_to_model_params", "zero_grad_buffer")),
+    ("AG", ("dp_param_allgather",)),
+)
+
+
+def step_end_split(events):
+    """From Chrome-trace 'X' events (ms fields ts, dur in us as moesim writes them) of one step: on the pid whose
+    events end last, the time of each STEP_END_GROUPS group from the first step-end op on, the idle time before its
+    clip ("wait": the stages meet at the norm) and the tail's length. Ops overlapping on two streams count each."""
+    x = [e for e in events if e.get("ph") == "X"]
+    end = max(e["ts"] + e["dur"] for e in x)
+    pid = max(x, key=lambda e: e["ts"] + e["dur"])["pid"]
+    names = {n: g for g, ns in STEP_END_GROUPS for n in ns}
+    mine = sorted((e for e in x if e["pid"] == pid and e["name"] in names), key=lambda e: e["ts"])
+    if not mine:
+        return None
+    out = {g: 0.0 for g, _ in STEP_END_GROUPS}
+    for e in mine:
+        out[names[e["name"]]] += e["dur"] / 1e3
+    clip = [e for e in mine if e["name"] == "grad_clip"]
+    before = [e["ts"] + e["dur"] for e in x if e["pid"] == pid and clip and e["ts"] + e["dur"] <= clip[0]["ts"]
+              and e["name"] != "grad_norm_item_sync"]
+    out["wait"] = (clip[0]["ts"] - max(before)) / 1e3 if clip and before else 0.0
+    out["tail"] = (end - mine[0]["ts"]) / 1e3
+    return out
+
+
+def decompose(args, layout_rows):
+    """Per layout: the step-end split of its smallest-m row's trace."""
+    res = {}
+    for name, row_id in layout_rows:
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "trace.json")
+            cmd = [args.moesim, "validate", "--csv", TABLE, "--explain", row_id, "--trace", path] + args.extra
+            subprocess.run(cmd, check=True, capture_output=True, text=True)
+            with open(path) as f:
+                t = json.load(f)
+        res[name] = step_end_split(t["traceEvents"] if isinstance(t, dict) else t)
+    return res
 
 
 def load_predictions(args):
@@ -81,12 +145,38 @@ def load_predictions(args):
     return json.loads(out)
 
 
+def print_decomposition(args, rows):
+    split = decompose(args, [(r["name"], r["first_id"]) for r in rows])
+    groups = [g for g, _ in STEP_END_GROUPS] + ["wait", "tail", "rest"]
+    head = ["layout", "F meas", "F moesim"] + groups
+    lines = []
+    for r in rows:
+        sp = split[r["name"]]
+        if sp is None:
+            continue
+        sp["rest"] = r["fp"] - sp["tail"]
+        lines.append([r["name"], "%.1f" % r["fm"], "%.1f" % r["fp"]] + ["%.1f" % sp[g] for g in groups])
+    print()
+    print("moesim's step end (ms, the rank that ends the step, traced at the smallest micro-batch count):")
+    if args.markdown:
+        print("| " + " | ".join(head) + " |")
+        print("|" + "|".join("---" for _ in head) + "|")
+        for line in lines:
+            print("| " + " | ".join(line) + " |")
+    else:
+        widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(head)]
+        print("  ".join(h.rjust(w) for h, w in zip(head, widths)))
+        for line in lines:
+            print("  ".join(c.rjust(w) for c, w in zip(line, widths)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", help="saved output of `moesim validate --csv %s --json`" % TABLE)
     ap.add_argument("--moesim", default=os.path.join("build", "moesim"))
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
     ap.add_argument("--self-test", action="store_true", help="check the fitting arithmetic and exit")
+    ap.add_argument("--decompose", action="store_true", help="also split moesim's step end per layout (traces)")
     ap.add_argument("extra", nargs="*", help="extra arguments for validate (after --)")
     args = ap.parse_args()
     if args.self_test:
@@ -102,7 +192,8 @@ def main():
             simumax = re.search(r"perf_ms=([0-9.]+)", r["notes"])
             key = tuple(r[k] for k in LAYOUT_KEYS)
             layouts.setdefault(key, []).append(
-                (m, 1e3 * float(r["value"]), 1e3 * predicted[r["id"]], float(simumax.group(1)) if simumax else None))
+                (m, 1e3 * float(r["value"]), 1e3 * predicted[r["id"]], float(simumax.group(1)) if simumax else None,
+                 r["id"]))
 
     rows = []
     for key, pts in layouts.items():
@@ -121,7 +212,7 @@ def main():
         rows.append(dict(name=name, ms="/".join(str(p[0]) for p in pts), tm=tm, tp=tp, ts=ts, fm=fm, fp=fp, fs=fs,
                          m48=pair_slope(meas, 4, 8), m832=pair_slope(meas, 8, 32), p48=pair_slope(pred, 4, 8),
                          p832=pair_slope(pred, 8, 32), f48=pair_intercept(meas, 4, 8),
-                         f832=pair_intercept(meas, 8, 32)))
+                         f832=pair_intercept(meas, 8, 32), first_id=pts[0][4]))
 
     head = ["layout", "m", "t meas", "t moesim", "t SimuMax", "moesim vs meas", "moesim vs SimuMax",
             "meas 4-8 / 8-32", "moesim 4-8 / 8-32", "F meas", "F meas 4-8 / 8-32", "F moesim", "F SimuMax", "F error"]
@@ -141,6 +232,8 @@ def main():
         print("  ".join(h.rjust(w) for h, w in zip(head, widths)))
         for line in lines:
             print("  ".join(c.rjust(w) for c, w in zip(line, widths)))
+    if args.decompose:
+        print_decomposition(args, rows)
     vs_meas = [pct(r["tp"], r["tm"]) for r in rows]
     vs_simu = [pct(r["tp"], r["ts"]) for r in rows]
     simu_vs_meas = [pct(r["ts"], r["tm"]) for r in rows]

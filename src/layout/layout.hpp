@@ -237,6 +237,15 @@ struct Layout {
   // where a row's recipe does.
   bool check_for_nan_in_grad = false;
   bool check_for_nan_in_loss = false;
+  // Megatron's batched pipeline exchanges synchronise the device (ModelParallelConfig batch_p2p_comm and
+  // batch_p2p_sync, both default True, megatron/core/model_parallel_config.py:265,270 @23e00ed0): after each batched
+  // send / receive the host calls torch.cuda.synchronize() (pipeline_parallel/p2p_communication.py:395-398), so it
+  // cannot issue the next unit's kernels before the exchange and all work before it are done. Exchanges are batched
+  // on the non-interleaved schedule (arguments.py:548 forces overlap_p2p_comm off there, :1165 batch_p2p_comm = not
+  // overlap_p2p_comm); the interleaved one overlaps them by default. Default off (Megatron-Bridge's performance
+  // scripts and several recipes turn the batching or the sync off); row rules turn it on where a row's recipe keeps
+  // Megatron-LM's defaults.
+  bool batch_p2p_sync = false;
   // The loss is Megatron's (compute_language_model_loss; default on). Off for a framework whose loss is not
   // Megatron code (row rules): its unfused loss keeps a generic price, the FP32 softmax over the logits at 8 bytes
   // per logit each way, not counted from that framework's code.

@@ -109,6 +109,9 @@ const std::vector<LayoutField>& layout_fields() {
       {"check_for_nan_in_loss", "", K::boolean, K::boolean,
        "Megatron's NaN / Inf test of each micro-batch's loss, two host syncs (default off; Megatron-LM's arguments "
        "turn it on)"},
+      {"batch_p2p_sync", "", K::boolean, K::boolean,
+       "Megatron's device synchronisation after each batched pipeline send / receive of a non-interleaved schedule "
+       "(default off; Megatron-LM's config turns it on)"},
       {"megatron_loss", "", K::boolean, K::boolean,
        "The loss runs Megatron's vocab-parallel cross-entropy (default on); off = another framework's, priced "
        "generically"},
@@ -195,6 +198,7 @@ bool& boolean_member(Layout& l, std::string_view key) {
   if (key == "megatron_loss") return l.megatron_loss;
   if (key == "check_for_nan_in_grad") return l.check_for_nan_in_grad;
   if (key == "check_for_nan_in_loss") return l.check_for_nan_in_loss;
+  if (key == "batch_p2p_sync") return l.batch_p2p_sync;
   if (key == "cpu_binding") return l.cpu_binding;
   if (key == "enable_experimental") return l.enable_experimental;
   if (key == "overlap_grad_reduce") return l.overlap_grad_reduce;

@@ -220,6 +220,7 @@ Layout read_layout_fields(ObjectReader& r) {
   l.megatron_loss = fr.boolean("megatron_loss").value_or(true);
   l.check_for_nan_in_grad = fr.boolean("check_for_nan_in_grad").value_or(false);
   l.check_for_nan_in_loss = fr.boolean("check_for_nan_in_loss").value_or(false);
+  l.batch_p2p_sync = fr.boolean("batch_p2p_sync").value_or(false);
   l.cpu_binding = fr.boolean("cpu_binding").value_or(true);
   l.enable_experimental = fr.boolean("enable_experimental").value_or(true);
   if (auto d = fr.parsed<Dtype>(fr.spelling("optimizer_moment_dtype"), parse_dtype)) l.optimizer_moment_dtype = *d;

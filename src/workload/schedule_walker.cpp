@@ -7,6 +7,14 @@
 
 namespace moesim::workload {
 
+namespace {
+// Megatron's device synchronisation after each batched pipeline exchange (layout batch_p2p_sync): the host waits for
+// the exchange, and so for every kernel before it, before it issues the next unit. Batched exchanges are the
+// non-interleaved schedule's (layout.hpp).
+bool syncs_after_exchange(const StepContext& ctx) { return ctx.in.layout.batch_p2p_sync && ctx.in.stages.vpp == 1; }
+constexpr const char* kExchangeSync = "pp_p2p_sync";
+}  // namespace
+
 OpId StageInputs::take(const Key& key, OpWriter& out, int rank, int mb) {
   if (const auto it = ready_.find(key); it != ready_.end()) return it->second;
   const OpId marker = out.input_marker(rank, mb);
@@ -147,7 +155,13 @@ void ScheduleWalker::start_unit(int rank, UnitPlan& u, DataParallelStrategy& dp,
   // Input from the neighbouring stage (sent when that stage finished this micro-batch).
   // The first stage's forward has no input (its embedding reads the data).
   const bool first_forward = u.unit.forward() && !neighbour(rank, u.unit.chunk, -1);
-  if (!first_forward) u.chain.last = inputs.take(key_of(u.unit.kind, rank, u.unit.chunk, mb), out_, rank, mb);
+  if (!first_forward) {
+    u.chain.last = inputs.take(key_of(u.unit.kind, rank, u.unit.chunk, mb), out_, rank, mb);
+    // A received input (the last stage's backward takes its own forward's): the host waits for the exchange.
+    const auto from = neighbour(rank, u.unit.chunk, u.unit.forward() ? -1 : +1);
+    if (syncs_after_exchange(ctx_) && from && from->rank != rank)
+      out_.host_sync(rank, -1, mb, u.chain.last, u.unit.forward() ? Phase::fwd : Phase::bwd_dgrad, kExchangeSync);
+  }
   if (u.unit.forward()) {
     dp.before_forward_unit(u.unit.chunk, mb, u.chain);
     if (ch.has_embedding) {
@@ -234,7 +248,9 @@ CommSpec pp_send_spec(const StepContext& ctx, Phase phase) {
           {layout::Dim::pp, TrafficPattern::send_recv}};
 }
 OpId ScheduleWalker::pp_send(int rank, int mb, Phase phase, OpId after) {
-  return out_.comm(rank, pp_send_spec(ctx_, phase), {after}, -1, mb, phase);
+  const OpId send = out_.comm(rank, pp_send_spec(ctx_, phase), {after}, -1, mb, phase);
+  if (syncs_after_exchange(ctx_)) out_.host_sync(rank, -1, mb, send, phase, kExchangeSync);
+  return send;
 }
 
 }  // namespace moesim::workload
