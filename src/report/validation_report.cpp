@@ -1,5 +1,6 @@
 #include "report/validation_report.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <iomanip>
 #include <sstream>
@@ -37,6 +38,22 @@ nlohmann::ordered_json rows_and_summary(const ValidationResult& r) {
 
 std::string to_json_text(const ValidationResult& r) { return rows_and_summary(r).dump(2) + "\n"; }
 
+namespace {
+
+// A measured or predicted value for the text and markdown tables: one decimal where that keeps four significant figures
+// (TFLOPS, tokens/s, seconds above 100), otherwise four significant figures, so that a 0.1883 s step is not
+// printed as 0.2.
+std::string table_value(double v) {
+  char buf[32];
+  if (std::abs(v) >= 100.0)
+    std::snprintf(buf, sizeof buf, "%.1f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+}  // namespace
+
 std::string to_text_table(const ValidationResult& r) {
   std::string out;
   char line[400];
@@ -45,8 +62,9 @@ std::string to_text_table(const ValidationResult& r) {
   out += line;
   for (const auto& v : r.rows) {
     if (v.predicted)
-      std::snprintf(line, sizeof line, "%-6s %-24s %10.1f %10.1f %+7.1f%%  %s / %s\n", v.id.c_str(), v.metric.c_str(),
-                    v.measured, *v.predicted, v.error_pct(), v.model.c_str(), v.hardware.c_str());
+      std::snprintf(line, sizeof line, "%-6s %-24s %10s %10s %+7.1f%%  %s / %s\n", v.id.c_str(), v.metric.c_str(),
+                    table_value(v.measured).c_str(), table_value(*v.predicted).c_str(), v.error_pct(), v.model.c_str(),
+                    v.hardware.c_str());
     else
       std::snprintf(line, sizeof line, "%-6s skipped: %s\n", v.id.c_str(), v.skipped.substr(0, 300).c_str());
     out += line;
@@ -67,8 +85,9 @@ std::string to_markdown(const ValidationResult& r) {
   char line[400];
   for (const auto& v : r.rows) {
     if (!v.predicted) continue;
-    std::snprintf(line, sizeof line, "| %s | %s | %s | %s | %.1f | %.1f | %+.1f%% |\n", v.id.c_str(), v.model.c_str(),
-                  v.hardware.c_str(), v.metric.c_str(), v.measured, *v.predicted, v.error_pct());
+    std::snprintf(line, sizeof line, "| %s | %s | %s | %s | %s | %s | %+.1f%% |\n", v.id.c_str(), v.model.c_str(),
+                  v.hardware.c_str(), v.metric.c_str(), table_value(v.measured).c_str(),
+                  table_value(*v.predicted).c_str(), v.error_pct());
     out += line;
   }
   const auto& s = r.summary;

@@ -57,6 +57,20 @@ TEST_CASE("JSON and text renderings of a validation result") {
   CHECK(report::to_markdown(r).find("| A | m | h | tflops_per_gpu | 200.0 | 250.0 | +25.0% |\n") != std::string::npos);
 }
 
+TEST_CASE("the text table keeps four significant figures of a short step") {
+  report::ValidationResult r;
+  report::ValidationRow v;
+  v.id = "S";
+  v.metric = "step_time_s";
+  v.measured = 0.1883;
+  v.predicted = 0.19774;
+  v.model = "m";
+  v.hardware = "h";
+  r.rows.push_back(v);
+  const auto text = report::to_text_table(r);
+  CHECK(text.find("S      step_time_s                  0.1883     0.1977    +5.0%  m / h\n") != std::string::npos);
+}
+
 TEST_CASE("no predictable row: no |error| figures, the summary says so") {
   const auto r = nothing_predicted();
   const auto text = report::to_text_table(r);
