@@ -193,7 +193,11 @@ struct Layout {
   // Whether a full-iteration CUDA graph (cuda_graph full) also captures the optimizer step (default on). Off where
   // the graph wraps the forward-backward function only and the optimizer runs eagerly after the host has read the
   // gradient norm: NeMo 2's FullCudaGraphWrapper (nemo/lightning/megatron_parallel.py:1427-1430 @25.09-alpha wraps
-  // get_forward_backward_func(); megatron/core/full_cuda_graph.py FullCudaGraphWrapper). No effect without a full graph.
+  // get_forward_backward_func(); megatron/core/full_cuda_graph.py FullCudaGraphWrapper). Megatron-LM's and
+  // Megatron-Bridge's training loops wrap the same function alone too (training.py, Bridge train.py), capturing the
+  // optimizer only with Bridge's separate optimizer_cuda_graph (MLPerf v6.0 DeepSeek-V3: OPTIMIZER_CG=True); the
+  // default stays on until the other full-graph rows are read and re-measured (docs/workload-model.md). No effect
+  // without a full graph.
   bool optimizer_in_graph = true;
   // Megatron's --overlap-param-gather (DistributedDataParallelConfig.overlap_param_gather). On (default here: the
   // NeMo, Megatron-Bridge and MLPerf recipes set it, and moesim modelled only this before the field): the forward

@@ -39,10 +39,7 @@ HostCostPolicy::HostCostPolicy(const topology::SystemSpec& system, const layout:
 }
 
 void HostCostPolicy::set_launch(Op& op, int kernels, std::uint32_t graph_scope, double host_s) const {
-  if (op.phase == Phase::optimizer && optimizer_eager()) {
-    const int n = std::max(1, kernels);
-    op.launch_cost = seconds_to_ps(std::max(host_s, eager_.torch_op_s + eager_.cxx_launch_s * (n - 1)));
-  } else if (cuda_graph_ == layout::CudaGraph::full) {
+  if (full_graph() && !(op.phase == Phase::optimizer && optimizer_eager())) {
     op.graph_captured = true;
   } else if (cuda_graph_ == layout::CudaGraph::partial && (graph_scope & graph_scopes_) != 0) {
     op.launch_cost = seconds_to_ps(graph_launch_s_);  // one graph launch replaces the block's kernels

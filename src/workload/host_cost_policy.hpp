@@ -38,12 +38,13 @@ class HostCostPolicy {
   // graph leaves the optimizer out, optimizer_eager()).
   bool full_graph() const { return cuda_graph_ == layout::CudaGraph::full; }
   // A full-iteration graph that wraps the forward-backward only (Layout::optimizer_in_graph off): the optimizer
-  // phase's ops are issued eagerly, each call at the eager PyTorch op figure.
+  // phase's ops are issued eagerly, at the same price as without any graph (set_launch), so that a graph that
+  // leaves the optimizer out is never dearer than no graph at all.
   bool optimizer_eager() const { return full_graph() && !optimizer_in_graph_; }
   double graph_launch_s() const { return graph_launch_s_; }
 
-  // Host time before `op` can start: none inside a full-iteration graph (unless it is an optimizer op the graph
-  // leaves out: one eager PyTorch call, its further kernels launched from C++ as multi_tensor_apply does), one
+  // Host time before `op` can start: none inside a full-iteration graph (except the optimizer ops a graph leaves
+  // out, optimizer_eager(), which are priced as every eager op is), one
   // graph launch for a block whose graph scope (0 = none) per-module graphs capture, else the framework's eager
   // issue time `host_s`, never below the raw launch cost of its kernels. Reads op.phase.
   void set_launch(Op& op, int kernels, std::uint32_t graph_scope, double host_s = 0) const;

@@ -106,9 +106,9 @@ StepContext::StepContext(const StepInputs& inputs)
   // The EP exchange is the same for every MoE layer: cost its four directions once.
   for (const auto& [key, c] : costs_by_kind)
     if (key.first && l.ep > 1) ep = ep_demands(comm_model, l.dispatcher, c.ep_problem);  // EP 1: no exchange
-  // A dispatcher's host figure was measured on an x86 host (comm/dispatchers/): on another CPU the host model's own
-  // x86-to-other ratio (x86_host_factor, as HostCostPolicy applies it to every eager op) scales it.
-  if (inputs.system.host.cpu_family != topology::CpuFamily::x86) ep.dispatch.host_s /= inputs.params.x86_host_factor;
+  // A dispatcher's host figure (comm/dispatchers/) is used as measured on every CPU: most of it is the count
+  // exchange's round trip over the GPUs, and the host model's own per-op figures make Grace no faster than x86
+  // (Grace's measured torch op, 37.1 us, against x86's 13.5 us times x86_host_factor), so no CPU ratio applies.
   if (inputs.routing && !inputs.routing->is_balanced() && m.is_moe()) apply_routing(*inputs.routing, ep_shape);
   // FSDP units: each decoder and MTP layer, the input embedding, and the output head (with the final norm),
   // as TorchTitan and NeMo AutoModel wrap them.

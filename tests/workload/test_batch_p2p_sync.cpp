@@ -56,3 +56,14 @@ TEST_CASE("batch_p2p_sync: one host wait per exchange on a non-interleaved sched
   CHECK(p_int.ops_named(0, "pp_p2p_sync").empty());
   CHECK(p_int.ops_named(1, "pp_p2p_sync").empty());
 }
+
+TEST_CASE("batch_p2p_sync: a captured full-iteration graph holds no host synchronisation") {
+  const test::SmallMoeStep graphed("h100x8.json", "dgx-h100", [](layout::Layout& l) {
+    l.batch_p2p_sync = true;
+    l.cuda_graph = layout::CudaGraph::full;
+  });
+  REQUIRE(graphed.stages.vpp == 1);
+  const auto p = test::play_step(graphed);
+  CHECK(p.ops_named(0, "pp_p2p_sync").empty());
+  CHECK(p.ops_named(1, "pp_p2p_sync").empty());
+}

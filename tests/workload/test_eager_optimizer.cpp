@@ -109,3 +109,25 @@ TEST_CASE("a graph over the forward-backward only leaves the optimizer's calls e
   }
   CHECK(r.makespan >= a.step());
 }
+
+TEST_CASE("an optimizer left out of the full graph costs what it costs without any graph") {
+  // One price for every eager optimizer op: otherwise a graph that leaves the optimizer out could be predicted
+  // dearer than no graph at all, and a layout search would be biased against graphs.
+  const test::SmallMoeStep eager("h100x8.json", "dgx-h100", fp8_full_graph_eager_optimizer);
+  const test::SmallMoeStep no_graph("h100x8.json", "dgx-h100", [](layout::Layout& l) {
+    fp8_full_graph(l);
+    l.cuda_graph = layout::CudaGraph::none;
+  });
+  const Built a(eager), b(no_graph);
+  int compared = 0;
+  for (const auto& op : a.w.graph.ops()) {
+    if (op.phase != Phase::optimizer || op.kind != opgraph::OpKind::compute) continue;
+    const auto* same = b.first(a.w.graph.names()[op.name], op.rank);
+    REQUIRE(same != nullptr);
+    INFO(a.w.graph.names()[op.name]);
+    CHECK_FALSE(op.graph_captured);
+    CHECK(op.launch_cost == same->launch_cost);
+    ++compared;
+  }
+  CHECK(compared > 0);
+}
