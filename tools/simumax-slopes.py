@@ -145,6 +145,20 @@ def load_predictions(args):
     return json.loads(out)
 
 
+def print_table(head, lines, markdown):
+    """One table of string cells, as markdown or as right-aligned columns."""
+    if markdown:
+        print("| " + " | ".join(head) + " |")
+        print("|" + "|".join("---" for _ in head) + "|")
+        for line in lines:
+            print("| " + " | ".join(line) + " |")
+    else:
+        widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(head)]
+        print("  ".join(h.rjust(w) for h, w in zip(head, widths)))
+        for line in lines:
+            print("  ".join(c.rjust(w) for c, w in zip(line, widths)))
+
+
 def print_decomposition(args, rows):
     split = decompose(args, [(r["name"], r["first_id"]) for r in rows])
     groups = [g for g, _ in STEP_END_GROUPS] + ["wait", "tail", "rest"]
@@ -158,16 +172,7 @@ def print_decomposition(args, rows):
         lines.append([r["name"], "%.1f" % r["fm"], "%.1f" % r["fp"]] + ["%.1f" % sp[g] for g in groups])
     print()
     print("moesim's step end (ms, the rank that ends the step, traced at the smallest micro-batch count):")
-    if args.markdown:
-        print("| " + " | ".join(head) + " |")
-        print("|" + "|".join("---" for _ in head) + "|")
-        for line in lines:
-            print("| " + " | ".join(line) + " |")
-    else:
-        widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(head)]
-        print("  ".join(h.rjust(w) for h, w in zip(head, widths)))
-        for line in lines:
-            print("  ".join(c.rjust(w) for c, w in zip(line, widths)))
+    print_table(head, lines, args.markdown)
 
 
 def main():
@@ -222,16 +227,7 @@ def main():
                       "%+.1f %%" % pct(r["tp"], r["tm"]), "%+.1f %%" % pct(r["tp"], r["ts"]),
                       "%.1f / %.1f" % (r["m48"], r["m832"]), "%.1f / %.1f" % (r["p48"], r["p832"]),
                       "%.1f" % r["fm"], "%.1f / %.1f" % (r["f48"], r["f832"]), "%.1f" % r["fp"], "%.1f" % r["fs"], "%+.1f %%" % pct(r["fp"], r["fm"])])
-    if args.markdown:
-        print("| " + " | ".join(head) + " |")
-        print("|" + "|".join("---" for _ in head) + "|")
-        for line in lines:
-            print("| " + " | ".join(line) + " |")
-    else:
-        widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(head)]
-        print("  ".join(h.rjust(w) for h, w in zip(head, widths)))
-        for line in lines:
-            print("  ".join(c.rjust(w) for c, w in zip(line, widths)))
+    print_table(head, lines, args.markdown)
     if args.decompose:
         print_decomposition(args, rows)
     vs_meas = [pct(r["tp"], r["tm"]) for r in rows]

@@ -10,15 +10,20 @@
 namespace {
 using namespace moesim;
 
+report::ValidationRow predicted_row(const char* id, const char* metric, double measured, double predicted) {
+  report::ValidationRow v;
+  v.id = id;
+  v.metric = metric;
+  v.measured = measured;
+  v.predicted = predicted;
+  v.model = "m";
+  v.hardware = "h";
+  return v;
+}
+
 report::ValidationResult one_predicted_one_skipped() {
   report::ValidationResult r;
-  report::ValidationRow a;
-  a.id = "A";
-  a.metric = "tflops_per_gpu";
-  a.measured = 200;
-  a.predicted = 250;
-  a.model = "m";
-  a.hardware = "h";
+  const auto a = predicted_row("A", "tflops_per_gpu", 200, 250);
   report::ValidationRow b;
   b.id = "B";
   b.skipped = "why";
@@ -59,14 +64,7 @@ TEST_CASE("JSON and text renderings of a validation result") {
 
 TEST_CASE("the text table keeps four significant figures of a short step") {
   report::ValidationResult r;
-  report::ValidationRow v;
-  v.id = "S";
-  v.metric = "step_time_s";
-  v.measured = 0.1883;
-  v.predicted = 0.19774;
-  v.model = "m";
-  v.hardware = "h";
-  r.rows.push_back(v);
+  r.rows.push_back(predicted_row("S", "step_time_s", 0.1883, 0.19774));
   const auto text = report::to_text_table(r);
   CHECK(text.find("S      step_time_s                  0.1883     0.1977    +5.0%  m / h\n") != std::string::npos);
 }
